@@ -1,0 +1,199 @@
+package org.sparseflow.layers.nn;
+
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.gradient.DefaultGradient;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.layers.BaseLayer;
+import org.deeplearning4j.nn.workspace.ArrayType;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
+import org.nd4j.common.primitives.Pair;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.attention.AttentionPattern;
+import org.sparseflow.ops.attention.BlockLayout;
+import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.pattern.SparseMask;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Implementation of {@link CausalSelfAttentionLayer}; attention runs in {@link SparseAttention}. */
+public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionLayer> implements SparseWeightLayer {
+
+    private final MaskedWeights masked = new MaskedWeights(List.of("Wq", "Wk", "Wv", "Wo"), List.of("Mq", "Mk", "Mv", "Mo"));
+    private final Map<Integer, BlockLayout> layouts = new HashMap<>();
+    private AttentionPattern pattern;
+
+    public CausalSelfAttentionLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
+        super(conf, dataType);
+    }
+
+    /** Everything the forward pass computed that the backward pass needs. */
+    private record Fwd(long b, long t, INDArray x2, INDArray q, INDArray k, INDArray v, SparseAttention.Result att,
+                       INDArray o2, INDArray z2, BlockLayout layout, double scale) { }
+
+    private boolean sparseProjections() {
+        return layerConf().getProjectionPattern() != null;
+    }
+
+    private SparseMask mask(String p) {
+        return sparseProjections() ? masked.sparseMask("W" + p, getParam("M" + p), layerConf().getProjectionPattern()) : null;
+    }
+
+    private INDArray bias(String p) {
+        return layerConf().hasBias() ? getParam("b" + p) : null;
+    }
+
+    /** The block layout for sequence length t (cached per t). */
+    BlockLayout layout(int t) {
+        BlockLayout l = layouts.get(t);
+        if (l != null) return l;
+        CausalSelfAttentionLayer c = layerConf();
+        if (pattern == null) pattern = SparseKernels.parseAttentionPattern("attentionPattern", c.getAttentionPattern());
+        int bs = c.getBlockSize();
+        if (t % bs != 0) {
+            if (!pattern.hasDenseComponent()) {
+                throw new IllegalArgumentException(LayerValidation.where(c.getLayerName()) + "sequence length T = " + t
+                        + " is not divisible by blockSize = " + bs + " (attentionPattern '" + c.getAttentionPattern()
+                        + "'); allowed: T a multiple of blockSize (pad the sequence or choose a blockSize dividing T)");
+            }
+            bs = t; // dense causal attention: one block
+        }
+        l = BlockLayout.of(pattern, t, bs, c.getNHeads());
+        layouts.put(t, l);
+        return l;
+    }
+
+    private static INDArray heads(INDArray a2, long b, long t, long h, long d) {
+        return a2.reshape('c', b, t, h, d).permute(0, 2, 1, 3);
+    }
+
+    private static INDArray rows(INDArray a4, long b, long t, long n) {
+        return a4.permute(0, 2, 1, 3).dup('c').reshape('c', b * t, n);
+    }
+
+    private Fwd forward(boolean training) {
+        assertInputSet(false);
+        CausalSelfAttentionLayer c = layerConf();
+        if (input.rank() != 3 || input.size(1) != c.getNIn()) {
+            throw new IllegalArgumentException(LayerValidation.where(c.getLayerName()) + "input shape = "
+                    + java.util.Arrays.toString(input.shape()) + " is not allowed; allowed: [minibatch, nIn = " + c.getNIn()
+                    + ", T] (NCW)");
+        }
+        long b = input.size(0), t = input.size(2), n = c.getNOut(), h = c.getNHeads(), d = n / h;
+        BlockLayout layout = layout((int) t);
+        double scale = SparseAttention.defaultScale(d);
+        INDArray x2 = input.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', b * t, c.getNIn());
+        INDArray q = heads(SparseKernels.linearForward(x2, getParam("Wq"), bias("q"), mask("q")), b, t, h, d);
+        INDArray k = heads(SparseKernels.linearForward(x2, getParam("Wk"), bias("k"), mask("k")), b, t, h, d);
+        INDArray v = heads(SparseKernels.linearForward(x2, getParam("Wv"), bias("v"), mask("v")), b, t, h, d);
+        SparseAttention.Result att = SparseAttention.forward(q, k, v, layout, scale);
+        INDArray o2 = rows(att.out(), b, t, n);
+        INDArray z2 = SparseKernels.linearForward(o2, getParam("Wo"), bias("o"), mask("o"));
+        return new Fwd(b, t, x2, q, k, v, att, o2, z2, layout, scale);
+    }
+
+    @Override
+    public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
+        Fwd f = forward(training);
+        INDArray a2 = layerConf().getActivationFn().getActivation(f.z2.dup(), training);
+        INDArray out = a2.reshape('c', f.b, f.t, layerConf().getNOut()).permute(0, 2, 1);
+        return mgr.leverageTo(ArrayType.ACTIVATIONS, out.dup('f'));
+    }
+
+    @Override
+    public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
+        assertInputSet(true);
+        Fwd f = forward(true);
+        CausalSelfAttentionLayer c = layerConf();
+        long n = c.getNOut(), h = c.getNHeads(), d = n / h;
+        INDArray eps2 = epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', f.b * f.t, n);
+        INDArray delta = c.getActivationFn().backprop(f.z2.dup(), eps2).getFirst();
+        INDArray dO2 = backLinear("o", f.o2, delta);
+        SparseAttention.Grads g = SparseAttention.backward(f.q, f.k, f.v, f.att, heads(dO2.dup('c'), f.b, f.t, h, d),
+                f.layout, f.scale);
+        INDArray dx2 = backLinear("q", f.x2, rows(g.dq(), f.b, f.t, n));
+        dx2.addi(backLinear("k", f.x2, rows(g.dk(), f.b, f.t, n)));
+        dx2.addi(backLinear("v", f.x2, rows(g.dv(), f.b, f.t, n)));
+        INDArray eps = dx2.dup('c').reshape('c', f.b, f.t, c.getNIn()).permute(0, 2, 1).dup('f');
+        Gradient ret = new DefaultGradient();
+        for (String key : conf.variables()) {
+            if (key.startsWith("M")) gradientViews.get(key).assign(0);
+            ret.gradientForVariable().put(key, gradientViews.get(key));
+        }
+        weightNoiseParams.clear();
+        return new Pair<>(ret, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, eps));
+    }
+
+    private INDArray backLinear(String p, INDArray x, INDArray dy) {
+        String w = "W" + p;
+        return SparseKernels.linearBackward(x, getParam(w), mask(p), dy, gradientViews.get(w),
+                layerConf().hasBias() ? gradientViews.get("b" + p) : null,
+                sparseProjections() ? masked.denseBuffer(w, getParam(w)) : null);
+    }
+
+    @Override
+    public void applyConstraints(int iteration, int epoch) {
+        super.applyConstraints(iteration, epoch);
+        applyMasks();
+    }
+
+    @Override
+    public boolean isPretrainLayer() {
+        return false;
+    }
+
+    @Override
+    public boolean hasBias() {
+        return layerConf().hasBias();
+    }
+
+    @Override
+    public void clearNoiseWeightParams() {
+        // no weight noise support
+    }
+
+    // ---------------------------------------------------------------- SparseWeightLayer
+
+    @Override
+    public List<String> sparseWeightKeys() {
+        return sparseProjections() ? masked.weightKeys() : List.of();
+    }
+
+    @Override
+    public String maskKey(String weightKey) {
+        if (!sparseProjections()) {
+            throw new IllegalArgumentException("weightKey = '" + weightKey + "': layer '" + layerConf().getLayerName()
+                    + "' has dense projections (projectionPattern = null); allowed: none");
+        }
+        return masked.maskKey(weightKey);
+    }
+
+    @Override
+    public String pattern(String weightKey) {
+        maskKey(weightKey);
+        return layerConf().getProjectionPattern();
+    }
+
+    @Override
+    public void setDenseGradientRequested(boolean requested) {
+        masked.setDenseRequested(requested);
+    }
+
+    @Override
+    public boolean isDenseGradientRequested() {
+        return masked.isDenseRequested();
+    }
+
+    @Override
+    public INDArray lastWeightGradient(String weightKey) {
+        maskKey(weightKey);
+        return masked.lastGradient(weightKey, gradientViews);
+    }
+
+    @Override
+    public void applyMasks() {
+        if (sparseProjections()) masked.apply(this::getParam);
+    }
+}

@@ -1,0 +1,96 @@
+package org.sparseflow.layers.nn;
+
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Bookkeeping shared by the masked layers: which weight has which mask, the dense-gradient request
+ * flag and the layer-owned dense gradient buffers.
+ */
+final class MaskedWeights {
+    private final List<String> weightKeys;
+    private final List<String> maskKeys;
+    private boolean denseRequested;
+    private boolean lastWasDense;
+    private final Map<String, INDArray> denseGrads = new HashMap<>();
+
+    MaskedWeights(List<String> weightKeys, List<String> maskKeys) {
+        this.weightKeys = List.copyOf(weightKeys);
+        this.maskKeys = List.copyOf(maskKeys);
+    }
+
+    List<String> weightKeys() {
+        return weightKeys;
+    }
+
+    String maskKey(String weightKey) {
+        int i = weightKeys.indexOf(weightKey);
+        if (i < 0) {
+            throw new IllegalArgumentException("weightKey = '" + weightKey + "' is not a masked weight; allowed: " + weightKeys);
+        }
+        return maskKeys.get(i);
+    }
+
+    /**
+     * The structured mask of a weight, rebuilt only when the 0/1 mask param changed (compared against a
+     * private copy, so writes through any path - setMask, setParams, a loaded model - are seen).
+     */
+    SparseMask sparseMask(String weightKey, INDArray mask01, String pattern) {
+        Cached c = masks.get(weightKey);
+        if (c != null && c.copy.dataType() == mask01.dataType() && c.copy.equals(mask01)) return c.mask;
+        PatternSpec spec = SparseKernels.parsePattern("pattern", pattern);
+        SparseMask m = SparseKernels.maskOf(spec, mask01, mask01.dataType());
+        INDArray copy;
+        try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+            copy = mask01.dup();
+        }
+        masks.put(weightKey, new Cached(copy, m));
+        return m;
+    }
+
+    private record Cached(INDArray copy, SparseMask mask) { }
+
+    private final Map<String, Cached> masks = new HashMap<>();
+
+    void setDenseRequested(boolean r) {
+        denseRequested = r;
+    }
+
+    boolean isDenseRequested() {
+        return denseRequested;
+    }
+
+    /** The dense gradient buffer for this backward, or null when no dense gradient was requested. */
+    INDArray denseBuffer(String weightKey, INDArray weight) {
+        lastWasDense = denseRequested;
+        if (!denseRequested) return null;
+        INDArray buf = denseGrads.get(weightKey);
+        if (buf == null || !java.util.Arrays.equals(buf.shape(), weight.shape()) || buf.dataType() != weight.dataType()) {
+            try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+                buf = Nd4j.create(weight.dataType(), weight.shape());
+            }
+            denseGrads.put(weightKey, buf);
+        }
+        return buf;
+    }
+
+    INDArray lastGradient(String weightKey, Map<String, INDArray> gradientViews) {
+        maskKey(weightKey);
+        if (lastWasDense && denseGrads.containsKey(weightKey)) return denseGrads.get(weightKey);
+        return gradientViews == null ? null : gradientViews.get(weightKey);
+    }
+
+    void apply(Function<String, INDArray> params) {
+        for (int i = 0; i < weightKeys.size(); i++) {
+            INDArray m = params.apply(maskKeys.get(i));
+            if (m != null) params.apply(weightKeys.get(i)).muli(m);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package org.sparseflow.layers.nn;
+
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.gradient.DefaultGradient;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.deeplearning4j.nn.layers.BaseLayer;
+import org.deeplearning4j.nn.workspace.ArrayType;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
+import org.nd4j.common.primitives.Pair;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+
+import java.util.List;
+
+/** Implementation of {@link SparseDenseLayer}. */
+public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements SparseWeightLayer {
+
+    private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
+
+    public SparseDenseLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
+        super(conf, dataType);
+    }
+
+    private org.sparseflow.ops.pattern.SparseMask mask() {
+        return masked.sparseMask("W", getParam("M"), layerConf().getPattern());
+    }
+
+    private INDArray bias() {
+        return layerConf().hasBias() ? getParam("b") : null;
+    }
+
+    @Override
+    protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
+        assertInputSet(false);
+        if (input.rank() != 2) {
+            throw new IllegalArgumentException("layer '" + layerConf().getLayerName() + "' (SparseDenseLayer): input rank = "
+                    + input.rank() + ", shape " + java.util.Arrays.toString(input.shape())
+                    + "; allowed: rank 2 [minibatch, nIn] (use a preprocessor or setInputType for other inputs)");
+        }
+        INDArray x = input.castTo(dataType);
+        return SparseKernels.linearForward(x, getParam("W"), bias(), mask());
+    }
+
+    @Override
+    public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
+        INDArray z = preOutput(training, mgr);
+        INDArray a = layerConf().getActivationFn().getActivation(z, training);
+        if (maskArray != null) applyMask(a);
+        return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
+    }
+
+    @Override
+    public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
+        assertInputSet(true);
+        INDArray z = preOutput(true, mgr);
+        INDArray delta = layerConf().getActivationFn().backprop(z, epsilon).getFirst();
+        if (maskArray != null) applyMask(delta);
+        INDArray dx = SparseKernels.linearBackward(input.castTo(dataType), getParam("W"), mask(), delta,
+                gradientViews.get("W"), layerConf().hasBias() ? gradientViews.get("b") : null,
+                masked.denseBuffer("W", getParam("W")));
+        gradientViews.get("M").assign(0);
+        Gradient g = new DefaultGradient();
+        for (String k : conf.variables()) g.gradientForVariable().put(k, gradientViews.get(k));
+        weightNoiseParams.clear();
+        return new Pair<>(g, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx));
+    }
+
+    @Override
+    public void applyConstraints(int iteration, int epoch) {
+        super.applyConstraints(iteration, epoch);
+        applyMasks();
+    }
+
+    @Override
+    public boolean isPretrainLayer() {
+        return false;
+    }
+
+    @Override
+    public boolean hasBias() {
+        return layerConf().hasBias();
+    }
+
+    // ---------------------------------------------------------------- SparseWeightLayer
+
+    @Override
+    public List<String> sparseWeightKeys() {
+        return masked.weightKeys();
+    }
+
+    @Override
+    public String maskKey(String weightKey) {
+        return masked.maskKey(weightKey);
+    }
+
+    @Override
+    public String pattern(String weightKey) {
+        masked.maskKey(weightKey);
+        return layerConf().getPattern();
+    }
+
+    @Override
+    public void setDenseGradientRequested(boolean requested) {
+        masked.setDenseRequested(requested);
+    }
+
+    @Override
+    public boolean isDenseGradientRequested() {
+        return masked.isDenseRequested();
+    }
+
+    @Override
+    public INDArray lastWeightGradient(String weightKey) {
+        return masked.lastGradient(weightKey, gradientViews);
+    }
+
+    @Override
+    public void applyMasks() {
+        masked.apply(this::getParam);
+    }
+}

@@ -1,0 +1,118 @@
+package org.sparseflow.layers.nn;
+
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.attention.AttentionPattern;
+import org.sparseflow.ops.matmul.SparseLinear;
+import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
+
+/**
+ * The one place where the DL4J layers meet the samediff-ops kernels and mask factories. Masks are carried
+ * by the layers as dense 0/1 params ("M"); W keeps exact zeros outside the mask.
+ *
+ * <p>Linear: y = x (W o M) + b, dW = (x^T dy) o M (dense x^T dy when requested), dx = dy (W o M)^T,
+ * computed by {@link SparseLinear} (block-sparse kernels for block masks).
+ */
+final class SparseKernels {
+    private SparseKernels() { }
+
+    static final String WEIGHT_PATTERN_ALLOWED =
+            "unstructured, block8, block16, block32, block64, n:m with 1 <= n <= m <= 64 (e.g. 2:4)";
+
+    static PatternSpec parsePattern(String field, String text) {
+        if (text == null) {
+            throw new IllegalArgumentException(field + " = null is not a weight sparsity pattern; allowed: " + WEIGHT_PATTERN_ALLOWED);
+        }
+        try {
+            return PatternSpec.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(field + " = '" + text + "' is not a weight sparsity pattern (" + e.getMessage()
+                    + "); allowed: " + WEIGHT_PATTERN_ALLOWED, e);
+        }
+    }
+
+    static AttentionPattern parseAttentionPattern(String field, String text) {
+        try {
+            return AttentionPattern.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(field + " = '" + text + "' is not an attention pattern (" + e.getMessage()
+                    + "); allowed: components dense | local:W | strided:S | fixed:L[:C] | global:G | random:R[:seed=N]"
+                    + " joined by '+', e.g. 'local:64+strided:64'", e);
+        }
+    }
+
+    static void checkDensity(String field, double density) {
+        if (!(density > 0.0 && density <= 1.0)) {
+            throw new IllegalArgumentException(field + " = " + density + " is out of range; allowed: (0, 1]");
+        }
+    }
+
+    /** Throws if a [rows, cols] weight cannot carry the pattern. */
+    static void checkShape(String layer, PatternSpec p, long rows, long cols, String rowsName, String colsName) {
+        if (p.getKind() == PatternSpec.Kind.BLOCK) {
+            int b = p.getBlockSize();
+            if (rows % b != 0) {
+                throw new IllegalArgumentException(LayerValidation.where(layer) + rowsName + " = " + rows
+                        + " is not divisible by the block size " + b + " of pattern " + p + "; allowed: multiples of " + b);
+            }
+            if (cols % b != 0) {
+                throw new IllegalArgumentException(LayerValidation.where(layer) + colsName + " = " + cols
+                        + " is not divisible by the block size " + b + " of pattern " + p + "; allowed: multiples of " + b);
+            }
+        } else if (p.getKind() == PatternSpec.Kind.NM && rows % p.getM() != 0) {
+            throw new IllegalArgumentException(LayerValidation.where(layer) + rowsName + " = " + rows
+                    + " is not divisible by the group size m = " + p.getM() + " of pattern " + p + "; allowed: multiples of " + p.getM());
+        }
+    }
+
+    /** A seeded random 0/1 mask with the pattern's structure (PatternSpec.random), as a dense array. */
+    static INDArray randomMask(PatternSpec p, long rows, long cols, double density, long seed, DataType dt) {
+        return p.random(rows, cols, density, seed).toDense(dt);
+    }
+
+    /** Builds the structured mask of a dense 0/1 array, outside any workspace (it is cached by the layer). */
+    static SparseMask maskOf(PatternSpec p, INDArray mask01, DataType dt) {
+        try (MemoryWorkspace ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+            SparseMask m = p.fromDense(mask01);
+            m.cachedDense(dt); // prime the dense cache outside workspaces
+            return m;
+        }
+    }
+
+    /** y = x (W o M) + b; mask may be null (dense), bias may be null. */
+    static INDArray linearForward(INDArray x, INDArray w, INDArray bias, SparseMask mask) {
+        if (mask == null) {
+            INDArray y = x.mmul(w);
+            if (bias != null) y.addiRowVector(bias);
+            return y;
+        }
+        return SparseLinear.forward(x, w, bias, mask);
+    }
+
+    /**
+     * Backward of {@link #linearForward}: writes dW o M into dWOut, the bias gradient into dbOut (if non-null)
+     * and, if denseDWOut is non-null, the dense x^T dy into it (for RigL-style regrowth); returns dx.
+     */
+    static INDArray linearBackward(INDArray x, INDArray w, SparseMask mask, INDArray dy,
+                                   INDArray dWOut, INDArray dbOut, INDArray denseDWOut) {
+        INDArray dx;
+        if (mask == null) {
+            Nd4j.gemm(x, dy, dWOut, true, false, 1.0, 0.0);
+            if (denseDWOut != null) denseDWOut.assign(dWOut);
+            dx = dy.mmul(w.transpose());
+        } else {
+            dx = Nd4j.create(w.dataType(), new long[]{x.size(0), x.size(1)}, 'f');
+            if (denseDWOut != null) {
+                SparseLinear.backwardInto(x, w, mask, dy, true, dx, denseDWOut, null);
+                dWOut.assign(denseDWOut.mul(mask.cachedDense(w.dataType())));
+            } else {
+                SparseLinear.backwardInto(x, w, mask, dy, false, dx, dWOut, null);
+            }
+        }
+        if (dbOut != null) dbOut.assign(dy.sum(0).reshape(dbOut.shape()));
+        return dx;
+    }
+}

@@ -1,0 +1,8 @@
+package org.sparseflow.layers.spi;
+
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+
+/** A "third-party" layer type no built-in sparsifier knows (built-ins match DenseLayer exactly). */
+public class ScaledDenseLayer extends DenseLayer {
+    public ScaledDenseLayer() { }
+}

@@ -1,0 +1,35 @@
+package org.sparseflow.cli;
+
+import java.util.concurrent.Callable;
+import org.sparseflow.examples.train.Catalogs;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code sparseflow presets}: lists shipped sparsity presets, models and hardware files. */
+@Command(name = "presets", mixinStandardHelpOptions = true,
+        description = "List the shipped sparsity presets (for --sparsity), models (for --model) and hardware files (for simulate).")
+public final class PresetsCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        var out = spec.commandLine().getOut();
+        out.println("Sparsity presets (--sparsity <name>, or a YAML/JSON file):");
+        Catalogs.sparsityPresets().forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
+        out.println();
+        out.println("Models (--model <name>, or a saved DL4J model .zip):");
+        org.sparseflow.examples.train.ModelCatalog.names().forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
+        out.println();
+        out.println("Hardware files (simulate):");
+        var hw = Catalogs.hardwareFiles();
+        if (hw.isEmpty()) {
+            out.println("  (none in this build)");
+        }
+        hw.forEach((k, v) -> out.printf("  %-24s %s%n", k, v));
+        out.flush();
+        return 0;
+    }
+}

@@ -1,0 +1,121 @@
+package org.sparseflow.examples.gpt;
+
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
+import org.deeplearning4j.nn.conf.distribution.NormalDistribution;
+import org.deeplearning4j.nn.conf.graph.ElementWiseVertex;
+import org.deeplearning4j.nn.conf.graph.PreprocessorVertex;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
+import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToRnnPreProcessor;
+import org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.MultiDataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
+import org.sparseflow.layers.nn.LayerNormLayer;
+
+/**
+ * Reference GPT as a DL4J {@link ComputationGraph}: stock DL4J layers plus the plugin's
+ * {@link CausalSelfAttentionLayer} in dense mode (DL4J M2.1 has no causal attention) and its
+ * {@link LayerNormLayer} (M2.1 only has layer norm fused into DenseLayer).
+ *
+ * <p>Inputs: {@value #TOKENS} [B, T] token ids and {@value #POSITIONS} [B, T] position ids 0..T-1 (both float;
+ * the position embedding is a second EmbeddingSequenceLayer because DL4J has no learned-bias layer over time).
+ * Activations are recurrent NCW [B, C, T]. Blocks are pre-LN: {@code x += attn(ln1(x)); x += proj(gelu(fc(ln2(x))))};
+ * the MLP dense layers see [B*T, C] through RnnToFeedForward / FeedForwardToRnn preprocessors. Output: an
+ * {@link RnnOutputLayer} (softmax, MCXENT) with one-hot labels [B, V, T]. Vertex names: {@code wte, wpe, emb,
+ * h<i>_ln1, h<i>_attn, h<i>_res1, h<i>_ln2, h<i>_fc, h<i>_proj, h<i>_proj_rnn, h<i>_res2, ln_f, lm_head}.
+ * The head is always untied (stock DL4J layers cannot share weights).
+ */
+public final class ComputationGraphGpt {
+    public static final String TOKENS = "tokens";
+    public static final String POSITIONS = "positions";
+    public static final String OUTPUT = "lm_head";
+
+    private ComputationGraphGpt() { }
+
+    public static ComputationGraphConfiguration configuration(GptConfig c, double learningRate) {
+        return configuration(c, new Adam(learningRate));
+    }
+
+    public static ComputationGraphConfiguration configuration(GptConfig c, IUpdater updater) {
+        if (c.tiedHead()) {
+            throw new IllegalArgumentException("tiedHead = true is not allowed for ComputationGraphGpt; allowed: false "
+                    + "(stock DL4J layers cannot share the embedding matrix; use SameDiffGpt for a tied head)");
+        }
+        int v = c.vocab(), t = c.context(), C = c.dModel();
+        double projStd = 0.02 / Math.sqrt(2.0 * c.layers());
+        ComputationGraphConfiguration.GraphBuilder g = new NeuralNetConfiguration.Builder()
+                .seed(c.seed())
+                .updater(updater)
+                .weightInit(new NormalDistribution(0, 0.02))
+                .dataType(DataType.FLOAT)
+                .graphBuilder()
+                .addInputs(TOKENS, POSITIONS)
+                .addLayer("wte", new EmbeddingSequenceLayer.Builder().nIn(v).nOut(C).inputLength(t).hasBias(false)
+                        .outputDataFormat(RNNFormat.NCW).build(), TOKENS)
+                .addLayer("wpe", new EmbeddingSequenceLayer.Builder().nIn(t).nOut(C).inputLength(t).hasBias(false)
+                        .outputDataFormat(RNNFormat.NCW).build(), POSITIONS)
+                .addVertex("emb", new ElementWiseVertex(ElementWiseVertex.Op.Add), "wte", "wpe");
+        String x = "emb";
+        for (int l = 0; l < c.layers(); l++) {
+            String p = "h" + l + "_";
+            g.addLayer(p + "ln1", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), x)
+             .addLayer(p + "attn", new CausalSelfAttentionLayer.Builder().nIn(C).nOut(C).nHeads(c.heads())
+                     .attentionPattern("dense").blockSize(t).build(), p + "ln1")
+             .addVertex(p + "res1", new ElementWiseVertex(ElementWiseVertex.Op.Add), x, p + "attn")
+             .addLayer(p + "ln2", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), p + "res1")
+             .addLayer(p + "fc", new DenseLayer.Builder().nIn(C).nOut(4L * C).activation(Activation.GELU).build(),
+                     new RnnToFeedForwardPreProcessor(RNNFormat.NCW), p + "ln2")
+             .addLayer(p + "proj", new DenseLayer.Builder().nIn(4L * C).nOut(C).activation(Activation.IDENTITY)
+                     .weightInit(new NormalDistribution(0, projStd)).build(), p + "fc")
+             .addVertex(p + "proj_rnn", new PreprocessorVertex(new FeedForwardToRnnPreProcessor(RNNFormat.NCW)), p + "proj")
+             .addVertex(p + "res2", new ElementWiseVertex(ElementWiseVertex.Op.Add), p + "res1", p + "proj_rnn");
+            x = p + "res2";
+        }
+        g.addLayer("ln_f", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), x)
+         .addLayer(OUTPUT, new RnnOutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(C).nOut(v)
+                 .activation(Activation.SOFTMAX).dataFormat(RNNFormat.NCW).build(), "ln_f")
+         .setOutputs(OUTPUT);
+        return g.build();
+    }
+
+    /** Builds and initialises the network. */
+    public static ComputationGraph build(GptConfig c, double learningRate) {
+        ComputationGraph net = new ComputationGraph(configuration(c, learningRate));
+        net.init();
+        return net;
+    }
+
+    /** Position ids [batch, T] = 0..T-1 in every row. */
+    public static INDArray positions(int batch, int t) {
+        INDArray row = Nd4j.arange(t).castTo(DataType.FLOAT).reshape(1, t);
+        return row.repeat(0, batch);
+    }
+
+    /**
+     * A training batch from windows int[batch][T + 1]: features (tokens 0..T-1, positions), labels one-hot
+     * next tokens [B, V, T].
+     */
+    public static MultiDataSet batch(int[][] windows, int vocab) {
+        int b = windows.length, t = windows[0].length - 1;
+        INDArray tokens = Nd4j.zeros(DataType.FLOAT, b, t);
+        INDArray labels = Nd4j.zeros(DataType.FLOAT, b, vocab, t);
+        for (int i = 0; i < b; i++) {
+            for (int j = 0; j < t; j++) {
+                tokens.putScalar(i, j, windows[i][j]);
+                labels.putScalar(new long[]{i, windows[i][j + 1], j}, 1.0);
+            }
+        }
+        return new MultiDataSet(new INDArray[]{tokens, positions(b, t)}, new INDArray[]{labels});
+    }
+}

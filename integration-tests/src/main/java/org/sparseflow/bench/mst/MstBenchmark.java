@@ -1,0 +1,248 @@
+package org.sparseflow.bench.mst;
+
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.TrainingConfig;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.examples.data.BatchSampler;
+import org.sparseflow.examples.data.Batches;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.mst.MstListener;
+import org.sparseflow.mst.core.FlopCounter;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.UpdateRecord;
+import org.sparseflow.mst.report.MstLog;
+import org.sparseflow.mst.report.MstPlots;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * gpt-mini MST benchmark: character-level GPT (examples' {@link SameDiffGpt}: 4 layers, d_model 128, 4 heads,
+ * context 128) on the bundled Moby-Dick corpus (90/10 split), batch 16, AdamW (Adam + decoupled weight decay),
+ * fixed seed. Trains dense and the MST variants for the same number of steps and prints
+ * {@code RESULT mst <variant> steps=.. val_loss=.. dense_val_loss=.. loss_gap_pct=.. flop_reduction=.. wall_speedup=..}.
+ * <p>Why the SameDiff GPT: it is the reference GPT that exists in this tree (no ComputationGraph GPT with sparse
+ * layers was available when this was written). Its matmuls are dense with masked weights, so flop_reduction is
+ * a count of the FLOPs sparse kernels would need (labelled {@code flops=counted}) and wall_speedup is measured
+ * (expected ~1: masks save no time). HSA is applied as an additive bias on the dense attention scores.
+ * <pre>
+ *   java -jar integration-tests/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
+ *        [--variants dense,unstructured,block16] [--out DIR] [--lr 2e-3] [--eval-points 5]
+ * </pre>
+ */
+public final class MstBenchmark {
+    private static final int LAYERS = 4;
+    private static final int D_MODEL = 128;
+    private static final int HEADS = 4;
+    private static final int CONTEXT = 128;
+    private static final int BATCH = 16;
+    private static final long SEED = 42;
+    private static final int EVAL_WINDOWS = 64;
+
+    private MstBenchmark() {
+    }
+
+    /** Outcome of one training run. */
+    record Run(String variant, double valLoss, double flops, double denseFlops, double trainSeconds,
+               double overheadPct, double[][] lossVsFlops, List<UpdateRecord> records, MstConfig config) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int steps = 2000;
+        List<String> variants = List.of("dense", "unstructured", "block16");
+        Path out = Path.of("target", "mst-benchmark");
+        double lr = 2e-3;
+        int evalPoints = 5;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--quick" -> steps = 300;
+                case "--steps" -> steps = Integer.parseInt(args[++i]);
+                case "--variants" -> variants = List.of(args[++i].split(","));
+                case "--out" -> out = Path.of(args[++i]);
+                case "--lr" -> lr = Double.parseDouble(args[++i]);
+                case "--eval-points" -> evalPoints = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
+                        + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N");
+            }
+        }
+        if (steps < 10) {
+            throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
+        }
+        Files.createDirectories(out);
+        Corpus corpus = Corpus.bundled();
+        CharTokenizer tok = CharTokenizer.fit(corpus.text());
+        int[] tokens = tok.encode(corpus.text());
+        TokenSplit split = TokenSplit.of(tokens, TokenSplit.DEFAULT_TRAIN_FRACTION, CONTEXT);
+        GptConfig gpt = new GptConfig(tok.vocabSize(), LAYERS, D_MODEL, HEADS, CONTEXT, SEED);
+        int[][][] evalBatches = BatchSampler.evaluationBatches(split.validation(), CONTEXT, BATCH, EVAL_WINDOWS);
+        System.out.printf(Locale.ROOT, "gpt-mini: vocab=%d layers=%d d_model=%d heads=%d context=%d batch=%d steps=%d"
+                        + " train_tokens=%d val_tokens=%d threads=%s%n", tok.vocabSize(), LAYERS, D_MODEL, HEADS, CONTEXT,
+                BATCH, steps, split.train().length, split.validation().length, System.getenv("OMP_NUM_THREADS"));
+
+        Map<String, Run> runs = new LinkedHashMap<>();
+        List<String> order = new ArrayList<>(variants);
+        if (!order.contains("dense")) {
+            order.add(0, "dense");
+        }
+        for (String v : order) {
+            runs.put(v, train(v, gpt, split, evalBatches, steps, lr, evalPoints, out));
+        }
+        Run dense = runs.get("dense");
+        Map<String, double[][]> curves = new LinkedHashMap<>();
+        for (Run r : runs.values()) {
+            curves.put(r.variant, r.lossVsFlops);
+            if (!r.records.isEmpty()) {
+                MstPlots.sparsitySchedule(r.config.getSchedule(), r.records, out.resolve(r.variant + "-sparsity.png"));
+                MstPlots.densityHeatMap(r.records, out.resolve(r.variant + "-density-heatmap.png"));
+            }
+        }
+        MstPlots.lossVsFlops(curves, out.resolve("val-loss-vs-flops.png"));
+        for (Run r : runs.values()) {
+            if (r.variant.equals("dense")) {
+                continue;
+            }
+            double gap = 100.0 * (r.valLoss - dense.valLoss) / dense.valLoss;
+            System.out.printf(Locale.ROOT, "RESULT mst %s steps=%d val_loss=%.4f dense_val_loss=%.4f loss_gap_pct=%.2f"
+                            + " flop_reduction=%.2f wall_speedup=%.2f flops=counted listener_overhead_pct=%.2f"
+                            + " train_s=%.1f dense_train_s=%.1f machine=%s%n", r.variant, steps, r.valLoss, dense.valLoss,
+                    gap, r.denseFlops / r.flops, dense.trainSeconds / r.trainSeconds, r.overheadPct, r.trainSeconds,
+                    dense.trainSeconds, machine());
+        }
+        System.out.println("artefacts (JSONL logs, PNG plots): " + out.toAbsolutePath());
+    }
+
+    static String machine() {
+        return Runtime.getRuntime().availableProcessors() + "cpu-" + System.getProperty("os.arch");
+    }
+
+    static MstConfig configFor(String variant, int steps) {
+        MstConfig c;
+        if (variant.equals("dense")) {
+            c = MstConfig.preset("dense");
+        } else {
+            c = MstConfig.preset("mst");
+            c.setPattern(variant);
+            // scale the update interval to the run: ~20 topology updates (100 at 2000 steps, as the authors)
+            c.setDeltaT(Math.max(5, steps / 20));
+        }
+        // the sparse-able linears of SameDiffGpt: attention q/k/v/o and the MLP; embeddings and head stay dense
+        c.setInclude(List.of("h\\d+_attn_w[qkvo]", "h\\d+_mlp_(fc|proj)"));
+        return c.withTotalSteps(steps);
+    }
+
+    static FlopCounter flopCounter(GptConfig g) {
+        List<FlopCounter.Linear> ls = new ArrayList<>();
+        int c = g.dModel();
+        for (int l = 0; l < g.layers(); l++) {
+            for (String w : List.of("wq", "wk", "wv", "wo")) {
+                ls.add(new FlopCounter.Linear("h" + l + "_attn_" + w, c, c));
+            }
+            ls.add(new FlopCounter.Linear("h" + l + "_mlp_fc", c, 4L * c));
+            ls.add(new FlopCounter.Linear("h" + l + "_mlp_proj", 4L * c, c));
+        }
+        ls.add(new FlopCounter.Linear("wte", g.vocab(), c));       // one-hot x wte in SameDiffGpt (dense)
+        ls.add(new FlopCounter.Linear("lm_head", c, g.vocab()));   // dense
+        return new FlopCounter((long) BATCH * g.context(), ls, g.layers(), BATCH, g.heads(), g.headSize(), g.context(),
+                FlopCounter.gptExtraDenseFlops(g.layers(), c, g.context(), g.vocab(), BATCH));
+    }
+
+    static Run train(String variant, GptConfig gpt, TokenSplit split, int[][][] evalBatches, int steps, double lr,
+                     int evalPoints, Path out) throws Exception {
+        SameDiff sd = SameDiffGpt.build(gpt, new Adam(lr));
+        sd.setTrainingConfig(TrainingConfig.builder().updater(new Adam(lr)).weightDecay(0.01, true)
+                .dataSetFeatureMapping(SameDiffGpt.INPUT).dataSetLabelMapping(SameDiffGpt.LABEL).build());
+        MstConfig cfg = configFor(variant, steps);
+        INDArray causal = sd.getArrForVarName("causal_bias");
+        MstListener mst = new MstListener(cfg)
+                .flopCounter(flopCounter(gpt), Map.of(), gpt.context())
+                // SameDiffGpt shares one causal bias across layers: layer 0's pattern is applied to all
+                .attention(gpt.layers(), (layer, pattern) -> {
+                    if (layer == 0) {
+                        causal.assign(patternBias(pattern, gpt.context()));
+                    }
+                });
+        List<UpdateRecord> records;
+        BatchSampler sampler = new BatchSampler(split.train(), BATCH, gpt.context(), SEED);
+        double[][] curve = new double[2][evalPoints];
+        int k = 0;
+        long trainNanos = 0;
+        try (MstLog log = new MstLog(out.resolve(variant + ".jsonl"))) {
+            mst.onUpdate(log);
+            mst.addTo(sd);
+            for (int step = 0; step < steps; step++) {
+                int[][] w = sampler.windows(step);
+                DataSet ds = new DataSet(Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT));
+                long t0 = System.nanoTime();
+                sd.fit(ds);
+                trainNanos += System.nanoTime() - t0;
+                boolean evalNow = (step + 1) % Math.max(1, steps / evalPoints) == 0 && k < evalPoints;
+                if (evalNow || step == steps - 1 && k < evalPoints) {
+                    double vl = validationLoss(sd, evalBatches);
+                    curve[0][k] = mst.core().cumulativeFlops();
+                    curve[1][k] = vl;
+                    k++;
+                    System.out.printf(Locale.ROOT, "  %s step %d/%d val_loss=%.4f density=%.3f attention=%s %.0fs%n",
+                            variant, step + 1, steps, vl, mst.core().snapshotRecord().globalDensity,
+                            mst.core().attentionPatterns(step + 1).get(0), trainNanos / 1e9);
+                }
+            }
+            records = log.records();
+        }
+        double[][] trimmed = {java.util.Arrays.copyOf(curve[0], k), java.util.Arrays.copyOf(curve[1], k)};
+        double overhead = 100.0 * mst.overheadFraction();
+        return new Run(variant, trimmed[1][k - 1], mst.core().cumulativeFlops(), mst.core().cumulativeDenseFlops(),
+                trainNanos / 1e9, overhead, trimmed, records, cfg);
+    }
+
+    static double validationLoss(SameDiff sd, int[][][] batches) {
+        double sum = 0;
+        for (int[][] b : batches) {
+            Map<String, INDArray> o = sd.output(Map.of(SameDiffGpt.INPUT, Batches.inputIndices(b, DataType.FLOAT),
+                    SameDiffGpt.LABEL, Batches.targetIndices(b, DataType.FLOAT)), SameDiffGpt.LOSS);
+            sum += o.get(SameDiffGpt.LOSS).getDouble(0);
+        }
+        return sum / batches.length;
+    }
+
+    /**
+     * Additive attention bias [T, T] for a pattern: 0 where (i, j) is attended, -1e9 elsewhere (always causal).
+     * Supports dense, local:W, strided:S, global:N components joined with '+'.
+     */
+    static INDArray patternBias(String pattern, int t) {
+        float[] b = new float[t * t];
+        String[] comps = pattern.split("\\+");
+        for (int i = 0; i < t; i++) {
+            for (int j = 0; j < t; j++) {
+                boolean keep = false;
+                if (j <= i) {
+                    for (String c : comps) {
+                        String[] p = c.trim().split(":");
+                        keep |= switch (p[0]) {
+                            case "dense", "all" -> true;
+                            case "local" -> i - j < Integer.parseInt(p[1]);
+                            case "strided" -> (i - j) % Integer.parseInt(p[1]) == 0;
+                            case "global" -> j < Integer.parseInt(p[1]) || i < Integer.parseInt(p[1]);
+                            default -> throw new IllegalArgumentException("attention pattern component = " + c
+                                    + " is not supported by the SameDiff GPT bias; allowed: dense, local, strided, global");
+                        };
+                    }
+                }
+                b[i * t + j] = keep ? 0f : -1e9f;
+            }
+        }
+        return Nd4j.create(b, new long[]{t, t}, 'c');
+    }
+}

@@ -1,0 +1,135 @@
+package org.sparseflow.bench.ops;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.attention.AttentionPattern;
+import org.sparseflow.ops.attention.BlockLayout;
+import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.matmul.BlockSparseKernels;
+
+/**
+ * Causal attention benchmark (measured, not simulated): batch 1, 8 heads of 64, fp32, block size 64.
+ * Compares the block-sparse kernel ({@link SparseAttention}) on {@code local:128+strided:128} with the same
+ * kernel on the dense causal layout ({@code dense_ms}, the baseline of {@code speedup}) and, for reference,
+ * ND4J's dense matmul-softmax-matmul over the full {@code T x T} scores with an additive causal mask
+ * ({@code nd4j_dense_ms}; its backward is the same formula written with ND4J ops).
+ * Times are medians of repeated runs after warm-up, in milliseconds.
+ *
+ * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench [--quick]}.
+ */
+public final class AttentionBench {
+
+    static final String PATTERN = "local:128+strided:128";
+    static final int HEADS = 8;
+    static final int HEAD_DIM = 64;
+    static final int BLOCK = 64;
+
+    private AttentionBench() {
+    }
+
+    public static void main(String[] args) {
+        boolean quick = Arrays.asList(args).contains("--quick");
+        for (String line : run(quick)) {
+            System.out.println(line);
+        }
+    }
+
+    /** Runs the benchmark; quick mode uses T=512 and 1024 and fewer repetitions. */
+    public static List<String> run(boolean quick) {
+        int[] lengths = quick ? new int[] {512, 1024} : new int[] {1024, 2048};
+        int reps = quick ? 3 : 5;
+        List<String> out = new ArrayList<>();
+        String machine = Runtime.getRuntime().availableProcessors() + "cores";
+        for (int t : lengths) {
+            Nd4j.getRandom().setSeed(42);
+            INDArray q = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+            INDArray k = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+            INDArray v = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+            INDArray dOut = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+            double scale = SparseAttention.defaultScale(HEAD_DIM);
+            BlockLayout dense = BlockLayout.dense(t, BLOCK, 1);
+            BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
+            INDArray causalBias = causalBias(t);
+
+            double denseFwd = median(reps, () -> SparseAttention.forward(q, k, v, dense, scale));
+            double sparseFwd = median(reps, () -> SparseAttention.forward(q, k, v, sparse, scale));
+            double nd4jFwd = median(reps, () -> nd4jForward(q, k, v, causalBias, scale));
+            double denseFb = median(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
+            double sparseFb = median(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
+            double nd4jFb = median(reps, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
+
+            // sanity: the kernel on the dense layout equals the ND4J reference
+            double err = SparseAttention.forward(q, k, v, dense, scale).out()
+                    .sub(nd4jForward(q, k, v, causalBias, scale)[0]).amaxNumber().doubleValue();
+            out.add(line("attention_fwd", t, sparse, denseFwd, sparseFwd, nd4jFwd, machine, err));
+            out.add(line("attention_fwdbwd", t, sparse, denseFb, sparseFb, nd4jFb, machine, err));
+        }
+        return out;
+    }
+
+    private static String line(String kase, int t, BlockLayout sparse, double denseMs, double sparseMs, double nd4jMs,
+                               String machine, double err) {
+        return String.format(Locale.ROOT, "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT "
+                        + "dense_ms=%.2f sparse_ms=%.2f speedup=%.2f nd4j_dense_ms=%.2f speedup_vs_nd4j=%.2f "
+                        + "density=%.4f threads=%d machine=%s max_abs_diff_dense_vs_nd4j=%.2e measured=true",
+                kase, t, PATTERN, BLOCK, HEADS, HEAD_DIM, denseMs, sparseMs, denseMs / sparseMs, nd4jMs,
+                nd4jMs / sparseMs, sparse.density(), BlockSparseKernels.THREADS, machine, err);
+    }
+
+    private static Object fwdBwd(INDArray q, INDArray k, INDArray v, INDArray dOut, BlockLayout layout, double scale) {
+        SparseAttention.Result r = SparseAttention.forward(q, k, v, layout, scale);
+        return SparseAttention.backward(q, k, v, r, dOut, layout, scale);
+    }
+
+    private static INDArray causalBias(int t) {
+        float[] m = new float[t * t];
+        for (int i = 0; i < t; i++) {
+            for (int j = i + 1; j < t; j++) {
+                m[i * t + j] = -1e9f;
+            }
+        }
+        return Nd4j.create(m, new long[] {1, 1, t, t}, DataType.FLOAT);
+    }
+
+    /** ND4J dense causal attention: returns {out, p}. */
+    static INDArray[] nd4jForward(INDArray q, INDArray k, INDArray v, INDArray causalBias, double scale) {
+        INDArray s = Nd4j.matmul(q, k, false, true, false).muli(scale).addi(causalBias.broadcast(
+                q.size(0), q.size(1), q.size(2), q.size(2)));
+        INDArray p = Nd4j.nn().softmax(s, 3);
+        return new INDArray[] {Nd4j.matmul(p, v), p};
+    }
+
+    /** ND4J dense forward plus the softmax-attention backward with ND4J ops. */
+    static INDArray[] nd4jFwdBwd(INDArray q, INDArray k, INDArray v, INDArray dOut, INDArray causalBias, double scale) {
+        INDArray[] f = nd4jForward(q, k, v, causalBias, scale);
+        INDArray o = f[0];
+        INDArray p = f[1];
+        INDArray dv = Nd4j.matmul(p, dOut, true, false, false);
+        INDArray dp = Nd4j.matmul(dOut, v, false, true, false);
+        INDArray rowDot = dOut.mul(o).sum(true, 3); // [B,H,T,1]
+        INDArray ds = dp.subi(rowDot.broadcast(dp.shape())).muli(p);
+        INDArray dq = Nd4j.matmul(ds, k).muli(scale);
+        INDArray dk = Nd4j.matmul(ds, q, true, false, false).muli(scale);
+        return new INDArray[] {dq, dk, dv};
+    }
+
+    private static double median(int reps, Supplier<Object> body) {
+        body.get(); // warm-up
+        body.get();
+        double[] ms = new double[reps];
+        for (int r = 0; r < reps; r++) {
+            long t0 = System.nanoTime();
+            body.get();
+            ms[r] = (System.nanoTime() - t0) / 1e6;
+        }
+        Arrays.sort(ms);
+        return ms[reps / 2];
+    }
+}

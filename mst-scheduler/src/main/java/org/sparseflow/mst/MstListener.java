@@ -1,0 +1,434 @@
+package org.sparseflow.mst;
+
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.optimize.api.TrainingListener;
+import org.nd4j.autodiff.listeners.At;
+import org.nd4j.autodiff.listeners.ListenerResponse;
+import org.nd4j.autodiff.listeners.ListenerVariables;
+import org.nd4j.autodiff.listeners.Loss;
+import org.nd4j.autodiff.listeners.Operation;
+import org.nd4j.autodiff.listeners.records.LossCurve;
+import org.nd4j.autodiff.samediff.SDVariable;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
+import org.nd4j.autodiff.samediff.internal.SameDiffOp;
+import org.nd4j.autodiff.samediff.internal.Variable;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.OpContext;
+import org.nd4j.linalg.dataset.api.MultiDataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.GradientUpdater;
+import org.sparseflow.mst.core.FlopCounter;
+import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.MstCore;
+import org.sparseflow.mst.core.MstState;
+import org.sparseflow.mst.core.TopologyUpdater;
+import org.sparseflow.mst.core.UpdateRecord;
+import org.sparseflow.mst.dl4j.Dl4jWeights;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Mixed Sparsity Training for DL4J and SameDiff: one listener, one {@link MstCore}.
+ * <pre>
+ *   MstListener mst = new MstListener(MstConfig.preset("mst").withTotalSteps(2000));
+ *   net.setListeners(mst);      // MultiLayerNetwork / ComputationGraph
+ *   mst.addTo(sd);              // or SameDiff (not sd.addListeners: the listener needs the graph's updaters)
+ * </pre>
+ * DL4J (call order verified in dl4j-m2.1-notes §6): {@code onGradientCalculation} reads the raw dense gradient on
+ * topology steps and masks the gradient before the updater; {@code iterationDone} (after params -= update)
+ * re-masks the weights, accounts FLOPs and, on topology steps, applies the new masks, zeroes regrown weights and
+ * resets their optimizer state (Adam m/v, momentum) — also at pruned positions.
+ * SameDiff: {@code opExecution} of "&lt;W&gt;-grad" captures the dense gradient, {@code preUpdate} masks the
+ * update, {@code iterationDone} as above (SameDiff weights named by the config's include/exclude regexes;
+ * rank-2 trainable variables, [nIn, nOut]).
+ * <p>Deviation from the authors' code: the optimizer step is not skipped on topology steps (DL4J offers no hook
+ * to skip it); RigL does not skip it either.
+ */
+public final class MstListener implements TrainingListener, org.nd4j.autodiff.listeners.Listener {
+    private static final Logger LOG = LoggerFactory.getLogger(MstListener.class);
+
+    /** Applies an attention pattern string to attention layer i. */
+    public interface AttentionApplier {
+        void apply(int layer, String pattern);
+    }
+
+    private final MstCore core;
+    private MstState pendingRestore;
+    private final List<Consumer<UpdateRecord>> recordSinks = new ArrayList<>();
+    private AttentionApplier attentionApplier;
+    private List<String> appliedPatterns;
+    // DL4J
+    private List<Dl4jWeights.Binding> dl4j;
+    private final Map<String, float[]> capturedGrads = new HashMap<>();
+    // SameDiff
+    private Map<String, INDArray> sdMasks;
+    private SameDiff attachedSd;
+    private boolean warnedNoUpdaters;
+    // overhead measurement
+    private long overheadNanos;
+    private long lastIterEnd;
+    private long stepNanos;
+    private long timedSteps;
+
+    public MstListener(MstConfig configWithTotalSteps) {
+        this.core = new MstCore(configWithTotalSteps);
+    }
+
+    /** Resumes from a saved state (config taken from the state). */
+    public static MstListener resume(MstState state) {
+        MstListener l = new MstListener(MstConfig.fromJson(state.getConfig()));
+        l.pendingRestore = state;
+        return l;
+    }
+
+    /** Adds this listener to a SameDiff graph and remembers it (needed to reach its optimizer state). */
+    public MstListener addTo(SameDiff sd) {
+        this.attachedSd = sd;
+        sd.addListeners(this);
+        return this;
+    }
+
+    public MstCore core() {
+        return core;
+    }
+
+    public MstListener flopCounter(FlopCounter counter, Map<String, String> names, int seqLen) {
+        core.setFlopCounter(counter, names);
+        core.setSeqLen(seqLen);
+        return this;
+    }
+
+    public MstListener attention(int layers, AttentionApplier applier) {
+        core.setAttentionLayers(layers);
+        this.attentionApplier = applier;
+        return this;
+    }
+
+    public MstListener onUpdate(Consumer<UpdateRecord> sink) {
+        core.addRecordListener(sink);
+        recordSinks.add(sink);
+        return this;
+    }
+
+    public MstState state() {
+        return core.state();
+    }
+
+    /** Listener time per step over step time (time between consecutive iterationDone calls). */
+    public double overheadFraction() {
+        return stepNanos == 0 ? Double.NaN : (double) overheadNanos / stepNanos;
+    }
+
+    public double overheadMillisPerStep() {
+        return timedSteps == 0 ? Double.NaN : overheadNanos / 1e6 / timedSteps;
+    }
+
+    // ------------------------------------------------------------------ shared helpers
+
+    private static float[] rowMajor(INDArray a) {
+        return a.castTo(DataType.FLOAT).dup('c').data().asFloat();
+    }
+
+    private static INDArray toArray(float[] rowMajor, int rows, int cols, DataType dt) {
+        return Nd4j.create(rowMajor, new long[]{rows, cols}, 'c').castTo(dt);
+    }
+
+    private void applyAttention() {
+        if (attentionApplier == null) {
+            return;
+        }
+        List<String> p = core.attentionPatterns(core.step());
+        if (!p.equals(appliedPatterns)) {
+            for (int i = 0; i < p.size(); i++) {
+                if (appliedPatterns == null || !p.get(i).equals(appliedPatterns.get(i))) {
+                    attentionApplier.apply(i, p.get(i));
+                }
+            }
+            appliedPatterns = p;
+        }
+    }
+
+    private void timeStep(long start) {
+        long now = System.nanoTime();
+        overheadNanos += now - start;
+        if (lastIterEnd != 0) {
+            stepNanos += now - lastIterEnd;
+            timedSteps++;
+        }
+        lastIterEnd = now;
+    }
+
+    // ------------------------------------------------------------------ DL4J
+
+    private void bindDl4j(Model model) {
+        if (dl4j != null) {
+            return;
+        }
+        dl4j = Dl4jWeights.find(model, core.config());
+        Map<String, float[]> w = new LinkedHashMap<>();
+        for (Dl4jWeights.Binding b : dl4j) {
+            core.register(b.name, b.rows, b.cols);
+            w.put(b.name, rowMajor(b.weight));
+        }
+        if (pendingRestore != null) {
+            core.restore(pendingRestore);
+            pendingRestore = null;
+        } else {
+            core.initialize(w);
+        }
+        for (Dl4jWeights.Binding b : dl4j) {
+            LayerMask m = core.masks().get(b.name);
+            b.mask.assign(toArray(m.toElementMask(), b.rows, b.cols, b.mask.dataType()));
+            b.weight.muli(b.mask);
+            if (b.maskParam != null) {
+                b.maskParam.assign(b.mask);
+            }
+            b.requestDense(core.isTopologyStep(core.step()));
+        }
+        LOG.info("MST bound {} weights of {}: {}", dl4j.size(), model.getClass().getSimpleName(),
+                core.snapshotRecord().layerDensity);
+        applyAttention();
+    }
+
+    @Override
+    public void onEpochStart(Model model) {
+        bindDl4j(model);
+    }
+
+    @Override
+    public void onEpochEnd(Model model) {
+    }
+
+    @Override
+    public void onForwardPass(Model model, List<INDArray> activations) {
+    }
+
+    @Override
+    public void onForwardPass(Model model, Map<String, INDArray> activations) {
+    }
+
+    @Override
+    public void onBackwardPass(Model model) {
+    }
+
+    @Override
+    public void onGradientCalculation(Model model) {
+        long t0 = System.nanoTime();
+        bindDl4j(model);
+        boolean topo = core.isTopologyStep(core.step());
+        for (Dl4jWeights.Binding b : dl4j) {
+            if (topo) {
+                INDArray g = b.denseGradient(model);
+                if (g != null) {
+                    capturedGrads.put(b.name, rowMajor(g));
+                }
+            }
+            b.maskGradient(model);
+        }
+        overheadNanos += System.nanoTime() - t0;
+    }
+
+    @Override
+    public void iterationDone(Model model, int iteration, int epoch) {
+        long t0 = System.nanoTime();
+        bindDl4j(model);
+        long t = core.step();
+        core.stepDone(t, model.score());
+        if (core.isTopologyStep(t)) {
+            Map<String, float[]> w = new HashMap<>();
+            for (Dl4jWeights.Binding b : dl4j) {
+                w.put(b.name, rowMajor(b.weight));
+            }
+            Map<String, TopologyUpdater.Result> res = core.updateTopology(t, w,
+                    capturedGrads.isEmpty() ? null : capturedGrads);
+            for (Dl4jWeights.Binding b : dl4j) {
+                TopologyUpdater.Result r = res.get(b.name);
+                INDArray newMask = toArray(r.mask.toElementMask(), b.rows, b.cols, b.mask.dataType());
+                b.mask.assign(newMask);
+                if (b.maskParam != null) {
+                    b.maskParam.assign(newMask);
+                }
+                INDArray keep = changedKeep(r, b.rows, b.cols, b.mask.dataType());
+                b.weight.muli(keep); // regrown weights start at exactly zero
+                Dl4jWeights.scaleUpdaterState(model, b, keep);
+            }
+            capturedGrads.clear();
+        }
+        for (Dl4jWeights.Binding b : dl4j) {
+            b.weight.muli(b.mask);
+            b.requestDense(core.isTopologyStep(core.step()));
+        }
+        applyAttention();
+        timeStep(t0);
+    }
+
+    /** 1 everywhere except 0 at elements whose mask changed (grown or pruned). */
+    private static INDArray changedKeep(TopologyUpdater.Result r, int rows, int cols, DataType dt) {
+        float[] keep = new float[rows * cols];
+        java.util.Arrays.fill(keep, 1f);
+        for (int e : r.newlyActiveElements) {
+            keep[e] = 0f;
+        }
+        for (int e : r.newlyInactiveElements) {
+            keep[e] = 0f;
+        }
+        return toArray(keep, rows, cols, dt);
+    }
+
+    // ------------------------------------------------------------------ SameDiff
+
+    private void bindSameDiff(SameDiff sd) {
+        if (sdMasks != null) {
+            return;
+        }
+        sdMasks = new LinkedHashMap<>();
+        Map<String, float[]> w = new LinkedHashMap<>();
+        for (SDVariable v : sd.variables()) {
+            if (v.getVariableType() == VariableType.VARIABLE && v.getArr() != null && v.getArr().rank() == 2
+                    && core.config().selects(v.name())) {
+                INDArray a = v.getArr();
+                core.register(v.name(), (int) a.size(0), (int) a.size(1));
+                w.put(v.name(), rowMajor(a));
+            }
+        }
+        if (pendingRestore != null) {
+            core.restore(pendingRestore);
+            pendingRestore = null;
+        } else {
+            core.initialize(w);
+        }
+        for (String name : w.keySet()) {
+            INDArray a = sd.getArrForVarName(name);
+            LayerMask m = core.masks().get(name);
+            INDArray mask = toArray(m.toElementMask(), m.rows(), m.cols(), a.dataType());
+            sdMasks.put(name, mask);
+            a.muli(mask);
+        }
+        LOG.info("MST bound {} SameDiff variables: {}", sdMasks.size(), core.snapshotRecord().layerDensity);
+        applyAttention();
+    }
+
+    @Override
+    public ListenerVariables requiredVariables(SameDiff sd) {
+        return ListenerVariables.empty();
+    }
+
+    @Override
+    public boolean isActive(Operation operation) {
+        return operation == Operation.TRAINING;
+    }
+
+    @Override
+    public void epochStart(SameDiff sd, At at) {
+        bindSameDiff(sd);
+    }
+
+    @Override
+    public ListenerResponse epochEnd(SameDiff sd, At at, LossCurve lossCurve, long epochTimeMillis) {
+        return ListenerResponse.CONTINUE;
+    }
+
+    @Override
+    public ListenerResponse validationDone(SameDiff sd, At at, long validationTimeMillis) {
+        return ListenerResponse.CONTINUE;
+    }
+
+    @Override
+    public void iterationStart(SameDiff sd, At at, MultiDataSet data, long etlTimeMs) {
+        bindSameDiff(sd);
+    }
+
+    @Override
+    public void operationStart(SameDiff sd, Operation op) {
+    }
+
+    @Override
+    public void operationEnd(SameDiff sd, Operation op) {
+    }
+
+    @Override
+    public void preOpExecution(SameDiff sd, At at, SameDiffOp op, OpContext opContext) {
+    }
+
+    @Override
+    public void opExecution(SameDiff sd, At at, MultiDataSet batch, SameDiffOp op, OpContext opContext,
+                            INDArray[] outputs) {
+        if (sdMasks == null || !core.isTopologyStep(core.step())) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        List<String> outs = op.getOutputsOfOp();
+        for (int i = 0; outs != null && i < outs.size() && i < outputs.length; i++) {
+            String o = outs.get(i);
+            if (o.endsWith("-grad")) {
+                String var = o.substring(0, o.length() - 5);
+                if (sdMasks.containsKey(var)) {
+                    capturedGrads.put(var, rowMajor(outputs[i]));
+                }
+            }
+        }
+        overheadNanos += System.nanoTime() - t0;
+    }
+
+    @Override
+    public void activationAvailable(SameDiff sd, At at, MultiDataSet batch, SameDiffOp op, String varName,
+                                    INDArray activation) {
+    }
+
+    @Override
+    public void preUpdate(SameDiff sd, At at, Variable v, INDArray update) {
+        INDArray m = sdMasks == null ? null : sdMasks.get(v.getName());
+        if (m != null) {
+            update.muli(m);
+        }
+    }
+
+    @Override
+    public void iterationDone(SameDiff sd, At at, MultiDataSet dataSet, Loss loss) {
+        long t0 = System.nanoTime();
+        bindSameDiff(sd);
+        long t = core.step();
+        core.stepDone(t, loss == null ? Double.NaN : loss.totalLoss());
+        if (core.isTopologyStep(t)) {
+            Map<String, float[]> w = new HashMap<>();
+            for (String name : sdMasks.keySet()) {
+                w.put(name, rowMajor(sd.getArrForVarName(name)));
+            }
+            Map<String, TopologyUpdater.Result> res = core.updateTopology(t, w,
+                    capturedGrads.isEmpty() ? null : capturedGrads);
+            // listeners may receive SameDiff's internal gradient instance, whose updater map is null
+            Map<String, GradientUpdater> updaters = attachedSd != null ? attachedSd.getUpdaterMap() : sd.getUpdaterMap();
+            if (updaters == null && !warnedNoUpdaters) {
+                warnedNoUpdaters = true;
+                LOG.warn("MST cannot reach the SameDiff updater state, so optimizer moments of regrown weights are not"
+                        + " reset; register the listener with MstListener.addTo(sd)");
+            }
+            for (Map.Entry<String, INDArray> e : sdMasks.entrySet()) {
+                TopologyUpdater.Result r = res.get(e.getKey());
+                INDArray a = sd.getArrForVarName(e.getKey());
+                e.getValue().assign(toArray(r.mask.toElementMask(), r.mask.rows(), r.mask.cols(), a.dataType()));
+                INDArray keep = changedKeep(r, r.mask.rows(), r.mask.cols(), a.dataType());
+                a.muli(keep).muli(e.getValue());
+                GradientUpdater<?> gu = updaters == null ? null : updaters.get(e.getKey());
+                if (gu != null && gu.getState() != null) {
+                    for (INDArray s : gu.getState().values()) {
+                        s.muli(keep.reshape(s.shape()).castTo(s.dataType()));
+                    }
+                }
+            }
+            capturedGrads.clear();
+        }
+        applyAttention();
+        timeStep(t0);
+    }
+}

@@ -1,0 +1,266 @@
+package org.sparseflow.mst.core;
+
+import org.nd4j.shade.jackson.databind.DeserializationFeature;
+import org.nd4j.shade.jackson.databind.JsonMappingException;
+import org.nd4j.shade.jackson.databind.JsonNode;
+import org.nd4j.shade.jackson.databind.ObjectMapper;
+import org.nd4j.shade.jackson.databind.SerializationFeature;
+import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and the attention
+ * schedule. JSON/YAML via ND4J's shaded Jackson; this is also the schema of the {@code mst} section of
+ * dl4j-sparse-layers' {@code SparsityConfig} (see {@link #fromJsonTree}). Presets ship in the jar:
+ * {@link #preset(String)} with "mst", "rigl", "set", "gmp", "static", "dense".
+ */
+public final class MstConfig {
+
+    /** How the first mask is chosen. */
+    public enum InitialMask { RANDOM, MAGNITUDE }
+
+    public static final List<String> PRESETS = List.of("mst", "rigl", "set", "gmp", "static", "dense");
+
+    private static final ObjectMapper JSON = mapper(new ObjectMapper());
+    private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
+
+    private String name = "custom";
+    private String description = "";
+    private String source = "";
+    private SparsitySchedule schedule = SparsitySchedule.constant(0.0);
+    private int deltaT = 100;
+    private DropFraction dropFraction = new DropFraction();
+    private GrowMode growMode = GrowMode.MIXED;
+    private double gradRandomRatio = 3.0;
+    private DensityAllocator.Kind distribution = DensityAllocator.Kind.ER;
+    private String pattern = "unstructured";
+    private InitialMask initialMask = InitialMask.RANDOM;
+    private boolean updateTopology = true;
+    private List<String> include = new ArrayList<>(List.of(".*"));
+    private List<String> exclude = new ArrayList<>();
+    private long seed = 42;
+    private AttentionSchedule attention = AttentionSchedule.dense();
+
+    public MstConfig() {
+    }
+
+    private static ObjectMapper mapper(ObjectMapper m) {
+        m.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+        m.configure(SerializationFeature.INDENT_OUTPUT, true);
+        return m;
+    }
+
+    static ObjectMapper json() {
+        return JSON;
+    }
+
+    /** Validates every field and returns this; IllegalArgumentException names the field, value and what is allowed. */
+    public MstConfig validate() {
+        if (schedule == null) {
+            throw Args.bad("schedule", null, "a sparsity schedule");
+        }
+        schedule.validate();
+        if (deltaT < 1) {
+            throw Args.bad("deltaT", deltaT, "an integer >= 1 (steps between topology updates)");
+        }
+        if (dropFraction == null) {
+            throw Args.bad("dropFraction", null, "a drop-fraction schedule");
+        }
+        dropFraction.validate();
+        if (growMode == null) {
+            throw Args.bad("growMode", null, java.util.Arrays.toString(GrowMode.values()));
+        }
+        if (!(gradRandomRatio >= 0)) {
+            throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
+        }
+        if (growMode == GrowMode.NONE && updateTopology && schedule.everDecreases()) {
+            throw Args.bad("growMode", growMode, "GRADIENT, RANDOM or MIXED: the schedule lowers sparsity, so "
+                    + "connections must be regrown");
+        }
+        MaskPattern.parse(pattern);
+        for (String r : include) {
+            regex("include", r);
+        }
+        for (String r : exclude) {
+            regex("exclude", r);
+        }
+        if (attention == null) {
+            throw Args.bad("attention", null, "an attention schedule");
+        }
+        attention.validate();
+        return this;
+    }
+
+    private static Pattern regex(String field, String r) {
+        try {
+            return Pattern.compile(r);
+        } catch (PatternSyntaxException | NullPointerException e) {
+            throw Args.bad(field, r, "a Java regular expression");
+        }
+    }
+
+    /** Whether a parameter name is selected by include/exclude. */
+    public boolean selects(String paramName) {
+        boolean in = include.stream().anyMatch(r -> regex("include", r).matcher(paramName).matches());
+        return in && exclude.stream().noneMatch(r -> regex("exclude", r).matcher(paramName).matches());
+    }
+
+    /** Copy with the run length set. */
+    public MstConfig withTotalSteps(long steps) {
+        MstConfig c = copy();
+        c.schedule = schedule.withTotalSteps(steps);
+        return c.validate();
+    }
+
+    public MstConfig copy() {
+        return fromJson(toJson());
+    }
+
+    // ---- loading / saving ----
+
+    public static MstConfig preset(String presetName) {
+        if (presetName == null || !PRESETS.contains(presetName.toLowerCase(java.util.Locale.ROOT))) {
+            throw Args.bad("preset", presetName, PRESETS.toString());
+        }
+        String res = "/org/sparseflow/mst/presets/" + presetName.toLowerCase(java.util.Locale.ROOT) + ".yaml";
+        try (InputStream in = MstConfig.class.getResourceAsStream(res)) {
+            if (in == null) {
+                throw new IllegalStateException("preset resource missing from the jar: " + res);
+            }
+            return fromYaml(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + res, e);
+        }
+    }
+
+    /** Loads a preset name, or a .yaml/.yml/.json file path. */
+    public static MstConfig load(String presetOrPath) {
+        if (PRESETS.contains(presetOrPath.toLowerCase(java.util.Locale.ROOT))) {
+            return preset(presetOrPath);
+        }
+        try {
+            String text = Files.readString(Path.of(presetOrPath));
+            return presetOrPath.endsWith(".json") ? fromJson(text) : fromYaml(text);
+        } catch (IOException e) {
+            throw Args.bad("mst config", presetOrPath, "a preset " + PRESETS + " or a readable YAML/JSON file ("
+                    + e.getMessage() + ")");
+        }
+    }
+
+    public static MstConfig fromYaml(String yaml) {
+        return read(YAML, yaml);
+    }
+
+    public static MstConfig fromJson(String json) {
+        return read(JSON, json);
+    }
+
+    /** From the opaque {@code mst} JSON tree of a SparsityConfig. */
+    public static MstConfig fromJsonTree(JsonNode node) {
+        try {
+            return JSON.treeToValue(node, MstConfig.class).validate();
+        } catch (IOException e) {
+            throw unwrap(e);
+        }
+    }
+
+    private static MstConfig read(ObjectMapper m, String text) {
+        try {
+            return m.readValue(text, MstConfig.class).validate();
+        } catch (IOException e) {
+            throw unwrap(e);
+        }
+    }
+
+    private static IllegalArgumentException unwrap(IOException e) {
+        Throwable t = e;
+        while (t != null) {
+            if (t instanceof IllegalArgumentException) {
+                return (IllegalArgumentException) t;
+            }
+            t = t.getCause();
+        }
+        String msg = e instanceof JsonMappingException ? ((JsonMappingException) e).getOriginalMessage() : e.getMessage();
+        return new IllegalArgumentException("invalid MST config: " + msg, e);
+    }
+
+    public String toJson() {
+        try {
+            return JSON.writeValueAsString(this);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public String toYaml() {
+        try {
+            return YAML.writeValueAsString(this);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ---- bean accessors (enum setters take strings so bad values get a clear message) ----
+    public String getName() { return name; }
+    public void setName(String v) { name = v; }
+    public String getDescription() { return description; }
+    public void setDescription(String v) { description = v; }
+    public String getSource() { return source; }
+    public void setSource(String v) { source = v; }
+    public SparsitySchedule getSchedule() { return schedule; }
+    public void setSchedule(SparsitySchedule v) { schedule = v; }
+    public int getDeltaT() { return deltaT; }
+    public void setDeltaT(int v) { deltaT = v; }
+    public DropFraction getDropFraction() { return dropFraction; }
+    public void setDropFraction(DropFraction v) { dropFraction = v; }
+    public GrowMode getGrowMode() { return growMode; }
+    public void setGrowMode(String v) { growMode = Args.parseEnum(GrowMode.class, "growMode", v); }
+    public double getGradRandomRatio() { return gradRandomRatio; }
+    public void setGradRandomRatio(double v) { gradRandomRatio = v; }
+    public DensityAllocator.Kind getDistribution() { return distribution; }
+    public void setDistribution(String v) { distribution = Args.parseEnum(DensityAllocator.Kind.class, "distribution", v); }
+    public String getPattern() { return pattern; }
+    public void setPattern(String v) { pattern = v; }
+    public InitialMask getInitialMask() { return initialMask; }
+    public void setInitialMask(String v) { initialMask = Args.parseEnum(InitialMask.class, "initialMask", v); }
+    public boolean isUpdateTopology() { return updateTopology; }
+    public void setUpdateTopology(boolean v) { updateTopology = v; }
+    public List<String> getInclude() { return include; }
+    public void setInclude(List<String> v) { include = v; }
+    public List<String> getExclude() { return exclude; }
+    public void setExclude(List<String> v) { exclude = v; }
+    public long getSeed() { return seed; }
+    public void setSeed(long v) { seed = v; }
+    public AttentionSchedule getAttention() { return attention; }
+    public void setAttention(AttentionSchedule v) { attention = v; }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof MstConfig)) {
+            return false;
+        }
+        MstConfig c = (MstConfig) o;
+        return Objects.equals(name, c.name) && Objects.equals(description, c.description)
+                && Objects.equals(source, c.source) && Objects.equals(schedule, c.schedule) && deltaT == c.deltaT
+                && Objects.equals(dropFraction, c.dropFraction) && growMode == c.growMode
+                && gradRandomRatio == c.gradRandomRatio && distribution == c.distribution
+                && Objects.equals(pattern, c.pattern) && initialMask == c.initialMask
+                && updateTopology == c.updateTopology && Objects.equals(include, c.include)
+                && Objects.equals(exclude, c.exclude) && seed == c.seed && Objects.equals(attention, c.attention);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, schedule, deltaT, dropFraction, growMode, pattern, seed);
+    }
+}

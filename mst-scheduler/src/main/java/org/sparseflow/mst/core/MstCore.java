@@ -1,0 +1,322 @@
+package org.sparseflow.mst.core;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The framework-free MST engine shared by the DL4J and SameDiff listeners. The adapters register the sparse
+ * weights, call {@link #initialize} once, then per optimizer step:
+ * <ol>
+ *   <li>before the backward pass: {@link #isTopologyStep(long)} tells whether a dense gradient is needed;</li>
+ *   <li>after the optimizer step: {@link #stepDone} (FLOP accounting), then, on topology steps,
+ *   {@link #updateTopology} with the weights and dense gradients; the adapter applies the returned masks, zeroes
+ *   newly active weights and resets their optimizer state.</li>
+ * </ol>
+ * Step numbers are 0-based counts of optimizer steps; after step t has run, {@link #step()} = t + 1.
+ * A topology update runs after step t when (t + 1) is a multiple of ΔT and t + 1 &lt; totalSteps.
+ * Per-layer targets at an update are the allocation (ER/ERK/uniform) of the schedule's global target at t + 1.
+ */
+public final class MstCore {
+    private final MstConfig config;
+    private final MaskPattern pattern;
+    private final SplitMix64 rng;
+    private final Map<String, int[]> shapes = new LinkedHashMap<>();
+    private final Map<String, LayerMask> masks = new LinkedHashMap<>();
+    private final List<Consumer<UpdateRecord>> recordListeners = new ArrayList<>();
+    private FlopCounter flopCounter;
+    private Map<String, String> flopNames = new HashMap<>();
+    private int attentionLayers;
+    private long step;
+    private double cumFlops;
+    private double cumDense;
+    private long updates;
+    private double lastLoss = Double.NaN;
+    private boolean initialized;
+
+    /** @param config validated config whose schedule has totalSteps set (see {@link MstConfig#withTotalSteps}) */
+    public MstCore(MstConfig config) {
+        config.validate();
+        if (config.getSchedule().getTotalSteps() <= 0) {
+            throw Args.bad("schedule.totalSteps", config.getSchedule().getTotalSteps(),
+                    "the run length in steps (use MstConfig.withTotalSteps(n))");
+        }
+        this.config = config;
+        this.pattern = MaskPattern.parse(config.getPattern());
+        this.rng = new SplitMix64(config.getSeed());
+    }
+
+    public MstConfig config() {
+        return config;
+    }
+
+    /** Registers a sparse weight [rows, cols] (rows = nIn). */
+    public void register(String name, int rows, int cols) {
+        if (initialized) {
+            throw new IllegalStateException("register(" + name + ") after initialize()");
+        }
+        pattern.checkShape(name, rows, cols);
+        shapes.put(name, new int[]{rows, cols});
+    }
+
+    /** FLOP model; {@code names} maps registered weight names to the counter's linear names (identity if absent). */
+    public void setFlopCounter(FlopCounter counter, Map<String, String> names) {
+        this.flopCounter = counter;
+        this.flopNames = names == null ? new HashMap<>() : new HashMap<>(names);
+    }
+
+    public void setAttentionLayers(int n) {
+        this.attentionLayers = n;
+    }
+
+    public void addRecordListener(Consumer<UpdateRecord> l) {
+        recordListeners.add(l);
+    }
+
+    public Set<String> layers() {
+        return Collections.unmodifiableSet(shapes.keySet());
+    }
+
+    /** Per-layer target sparsity for a global target. */
+    public Map<String, Double> layerTargets(double globalSparsity) {
+        Map<String, Double> fixed = new HashMap<>();
+        if (pattern.kind() == MaskPattern.Kind.NM) {
+            for (String k : shapes.keySet()) {
+                fixed.put(k, pattern.fixedDensity());
+            }
+        }
+        Map<String, Double> d = DensityAllocator.allocate(shapes, fixed, 1.0 - globalSparsity,
+                config.getDistribution());
+        Map<String, Double> s = new LinkedHashMap<>();
+        d.forEach((k, v) -> s.put(k, Math.max(0.0, Math.min(1.0 - 1e-12, 1.0 - v))));
+        return s;
+    }
+
+    /**
+     * Creates the first masks at the schedule's sparsity at step 0 (random or by magnitude, per config).
+     * @param weights name -> row-major weights (needed for MAGNITUDE; may be null for RANDOM)
+     * @return the masks, in registration order
+     */
+    public Map<String, LayerMask> initialize(Map<String, float[]> weights) {
+        Map<String, Double> targets = layerTargets(config.getSchedule().sparsityAt(0));
+        for (Map.Entry<String, int[]> e : shapes.entrySet()) {
+            String k = e.getKey();
+            int r = e.getValue()[0];
+            int c = e.getValue()[1];
+            double dens = 1.0 - targets.get(k);
+            LayerMask m;
+            if (config.getInitialMask() == MstConfig.InitialMask.MAGNITUDE && pattern.kind() != MaskPattern.Kind.NM) {
+                float[] w = weights == null ? null : weights.get(k);
+                if (w == null) {
+                    throw Args.bad("weights of " + k, null, "the weights (initialMask = MAGNITUDE)");
+                }
+                m = TopologyUpdater.update(LayerMask.dense(k, r, c, pattern), w, null, targets.get(k), 0.0,
+                        GrowMode.NONE, 0, rng).mask;
+            } else {
+                m = LayerMask.random(k, r, c, pattern, dens, rng);
+            }
+            masks.put(k, m);
+        }
+        initialized = true;
+        return Collections.unmodifiableMap(masks);
+    }
+
+    public Map<String, LayerMask> masks() {
+        return Collections.unmodifiableMap(masks);
+    }
+
+    public long step() {
+        return step;
+    }
+
+    public Phase phase() {
+        return config.getSchedule().phaseAt(step);
+    }
+
+    public boolean isTopologyStep(long t) {
+        long total = config.getSchedule().getTotalSteps();
+        return config.isUpdateTopology() && !masks.isEmpty() && (t + 1) % config.getDeltaT() == 0 && t + 1 < total;
+    }
+
+    /** Attention pattern of each attention layer for step t. */
+    public List<String> attentionPatterns(long t) {
+        Phase p = config.getSchedule().phaseAt(Math.min(t, config.getSchedule().getTotalSteps() - 1));
+        List<String> out = new ArrayList<>(attentionLayers);
+        for (int i = 0; i < attentionLayers; i++) {
+            out.add(config.getAttention().patternFor(i, p));
+        }
+        return out;
+    }
+
+    /** Accounts step t (which ran with the current masks); call after the optimizer step, before an update. */
+    public void stepDone(long t, double loss) {
+        if (t != step) {
+            throw new IllegalStateException("stepDone(" + t + ") but the core is at step " + step
+                    + " (steps must be reported once each, in order)");
+        }
+        lastLoss = loss;
+        if (flopCounter != null) {
+            Map<String, Double> dens = new HashMap<>();
+            Set<String> denseDw = new HashSet<>();
+            boolean topo = isTopologyStep(t) && config.getGrowMode() != GrowMode.RANDOM
+                    && config.getGrowMode() != GrowMode.NONE;
+            for (LayerMask m : masks.values()) {
+                String n = flopNames.getOrDefault(m.name(), m.name());
+                dens.put(n, m.density());
+                if (topo) {
+                    denseDw.add(n);
+                }
+            }
+            List<String> pats = attentionPatterns(t);
+            double[] ad = new double[pats.size()];
+            for (int i = 0; i < ad.length; i++) {
+                ad[i] = AttentionDensity.of(pats.get(i), seqLen(), config.getAttention().getBlockSize());
+            }
+            cumFlops += flopCounter.stepFlops(dens, ad, denseDw);
+            cumDense += flopCounter.denseStepFlops();
+        }
+        step = t + 1;
+    }
+
+    private int seqLenValue;
+
+    /** Context length used for attention-pattern densities. */
+    public void setSeqLen(int t) {
+        seqLenValue = t;
+    }
+
+    private int seqLen() {
+        return seqLenValue > 0 ? seqLenValue : 128;
+    }
+
+    /**
+     * Runs the topology update that follows step t ({@code step() == t + 1}).
+     * @param weights name -> row-major weights after step t
+     * @param grads   name -> row-major dense gradients of step t (may be null for RANDOM)
+     */
+    public Map<String, TopologyUpdater.Result> updateTopology(long t, Map<String, float[]> weights,
+                                                              Map<String, float[]> grads) {
+        if (step != t + 1) {
+            throw new IllegalStateException("updateTopology(" + t + ") must follow stepDone(" + t + ")");
+        }
+        double global = config.getSchedule().sparsityAt(t + 1);
+        double f = config.getDropFraction().at(t, config.getSchedule());
+        Map<String, Double> targets = layerTargets(global);
+        Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
+        UpdateRecord rec = new UpdateRecord();
+        for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
+            String k = e.getKey();
+            TopologyUpdater.Result r = TopologyUpdater.update(e.getValue(), weights.get(k),
+                    grads == null ? null : grads.get(k), targets.get(k), f, config.getGrowMode(),
+                    config.getGradRandomRatio(), rng);
+            out.put(k, r);
+            e.setValue(r.mask);
+            rec.pruned.put(k, r.pruned);
+            rec.grown.put(k, r.grown);
+            rec.prunedTotal += r.pruned;
+            rec.grownTotal += r.grown;
+        }
+        updates++;
+        rec.step = t + 1;
+        rec.phase = config.getSchedule().phaseAt(t + 1).name();
+        rec.targetSparsity = global;
+        rec.dropFraction = f;
+        fillDensities(rec);
+        rec.attentionPatterns = attentionPatterns(t + 1);
+        rec.flops = cumFlops;
+        rec.denseFlops = cumDense;
+        rec.loss = lastLoss;
+        for (Consumer<UpdateRecord> l : recordListeners) {
+            l.accept(rec);
+        }
+        return out;
+    }
+
+    /** A record of the current state (used for the first log line and by tests). */
+    public UpdateRecord snapshotRecord() {
+        UpdateRecord rec = new UpdateRecord();
+        rec.step = step;
+        rec.phase = phase().name();
+        rec.targetSparsity = config.getSchedule().sparsityAt(step);
+        fillDensities(rec);
+        rec.attentionPatterns = attentionPatterns(step);
+        rec.flops = cumFlops;
+        rec.denseFlops = cumDense;
+        rec.loss = lastLoss;
+        return rec;
+    }
+
+    private void fillDensities(UpdateRecord rec) {
+        long kept = 0;
+        long total = 0;
+        for (LayerMask m : masks.values()) {
+            rec.layerDensity.put(m.name(), m.density());
+            long n = (long) m.rows() * m.cols();
+            kept += Math.round(m.density() * n);
+            total += n;
+        }
+        rec.globalDensity = total == 0 ? 1.0 : (double) kept / total;
+    }
+
+    public double cumulativeFlops() {
+        return cumFlops;
+    }
+
+    public double cumulativeDenseFlops() {
+        return cumDense;
+    }
+
+    public long topologyUpdates() {
+        return updates;
+    }
+
+    public MstState state() {
+        MstState s = new MstState();
+        s.setStep(step);
+        s.setPhase(phase());
+        s.setRngState(rng.state());
+        s.setCumulativeFlops(cumFlops);
+        s.setCumulativeDenseFlops(cumDense);
+        s.setTopologyUpdates(updates);
+        s.setAttentionPatterns(attentionPatterns(step));
+        List<MstState.Mask> ms = new ArrayList<>();
+        for (LayerMask m : masks.values()) {
+            ms.add(new MstState.Mask(m));
+        }
+        s.setMasks(ms);
+        s.setConfig(config.toJson());
+        return s;
+    }
+
+    /** Restores a saved state; the registered layers must match the saved masks. */
+    public void restore(MstState s) {
+        Map<String, LayerMask> loaded = new LinkedHashMap<>();
+        for (MstState.Mask m : s.getMasks()) {
+            loaded.put(m.getName(), m.toLayerMask());
+        }
+        if (!loaded.keySet().equals(shapes.keySet())) {
+            throw Args.bad("saved MST masks", loaded.keySet(), "the registered layers " + shapes.keySet());
+        }
+        for (LayerMask m : loaded.values()) {
+            int[] sh = shapes.get(m.name());
+            if (sh[0] != m.rows() || sh[1] != m.cols()) {
+                throw Args.bad("saved mask shape of " + m.name(), "[" + m.rows() + ", " + m.cols() + "]",
+                        "[" + sh[0] + ", " + sh[1] + "]");
+            }
+        }
+        masks.clear();
+        masks.putAll(loaded);
+        step = s.getStep();
+        rng.setState(s.getRngState());
+        cumFlops = s.getCumulativeFlops();
+        cumDense = s.getCumulativeDenseFlops();
+        updates = s.getTopologyUpdates();
+        initialized = true;
+    }
+}

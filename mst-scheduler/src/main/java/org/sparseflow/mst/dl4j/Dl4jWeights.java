@@ -1,0 +1,188 @@
+package org.sparseflow.mst.dl4j;
+
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.updater.BaseMultiLayerUpdater;
+import org.deeplearning4j.nn.updater.UpdaterBlock;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.nd4j.linalg.learning.GradientUpdater;
+import org.sparseflow.mst.core.MstConfig;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Finds the sparse-able weights of a DL4J MultiLayerNetwork / ComputationGraph and gives MST what it needs:
+ * live weight views, the raw (dense) gradient, the optional mask param and optimizer-state reset.
+ * <p>Two kinds of layers are handled:
+ * <ul>
+ *   <li>SparseFlow masked layers (dl4j-sparse-layers {@code SparseWeightLayer}, detected by method names so this
+ *   module has no compile-time dependency on them): weights from {@code sparseWeightKeys()}, mask param from
+ *   {@code maskKey()}, the dense gradient on request via {@code setDenseGradientRequested/lastWeightGradient};</li>
+ *   <li>any stock layer: every rank-2 weight param (per the layer's ParamInitializer) whose name
+ *   "&lt;layer&gt;_&lt;param&gt;" is selected by the config; its backward already gives the dense gradient, which
+ *   the listener reads and then masks in place before the updater sees it.</li>
+ * </ul>
+ */
+public final class Dl4jWeights {
+
+    /** One sparse weight of a DL4J model. */
+    public static final class Binding {
+        public final String name;
+        public final Layer layer;
+        public final String key;
+        public final INDArray weight;
+        /** The layer's own 0/1 mask param, or null for stock layers. */
+        public final INDArray maskParam;
+        /** MST's mask, same shape and type as the weight. */
+        public final INDArray mask;
+        public final int rows;
+        public final int cols;
+        final boolean sparseLayer;
+
+        Binding(String name, Layer layer, String key, INDArray weight, INDArray maskParam, boolean sparseLayer) {
+            this.name = name;
+            this.layer = layer;
+            this.key = key;
+            this.weight = weight;
+            this.maskParam = maskParam;
+            this.sparseLayer = sparseLayer;
+            this.rows = (int) weight.size(0);
+            this.cols = (int) weight.size(1);
+            this.mask = Nd4j.ones(weight.dataType(), weight.shape());
+        }
+
+        /** Raw dense gradient of the last backward (valid in onGradientCalculation), or null. */
+        public INDArray denseGradient(Model model) {
+            if (sparseLayer) {
+                return (INDArray) invoke(layer, "lastWeightGradient", new Class<?>[]{String.class}, key);
+            }
+            return model.gradient() == null ? null : model.gradient().gradientForVariable().get(name);
+        }
+
+        public void requestDense(boolean on) {
+            if (sparseLayer) {
+                invoke(layer, "setDenseGradientRequested", new Class<?>[]{boolean.class}, on);
+            }
+        }
+
+        /** Zeroes the gradient handed to the updater at pruned positions (stock layers; sparse layers do it). */
+        public void maskGradient(Model model) {
+            if (!sparseLayer && model.gradient() != null) {
+                INDArray g = model.gradient().gradientForVariable().get(name);
+                if (g != null) {
+                    g.muli(mask);
+                }
+            }
+        }
+    }
+
+    private Dl4jWeights() {
+    }
+
+    /** All weights selected by the config, in layer order. */
+    public static List<Binding> find(Model model, MstConfig config) {
+        List<Binding> out = new ArrayList<>();
+        for (Layer l : layers(model)) {
+            String prefix = prefix(model, l);
+            if (hasMethod(l, "sparseWeightKeys")) {
+                @SuppressWarnings("unchecked")
+                List<String> keys = (List<String>) invoke(l, "sparseWeightKeys", new Class<?>[0]);
+                for (String k : keys) {
+                    String name = prefix + "_" + k;
+                    if (config.selects(name)) {
+                        String mk = (String) invoke(l, "maskKey", new Class<?>[]{String.class}, k);
+                        out.add(new Binding(name, l, k, l.getParam(k), l.getParam(mk), true));
+                    }
+                }
+                continue;
+            }
+            org.deeplearning4j.nn.conf.layers.Layer conf = l.conf().getLayer();
+            for (Map.Entry<String, INDArray> e : l.paramTable().entrySet()) {
+                String name = prefix + "_" + e.getKey();
+                if (e.getValue().rank() == 2 && conf.initializer().isWeightParam(conf, e.getKey())
+                        && config.selects(name)) {
+                    out.add(new Binding(name, l, e.getKey(), e.getValue(), null, false));
+                }
+            }
+        }
+        return out;
+    }
+
+    static Layer[] layers(Model model) {
+        if (model instanceof MultiLayerNetwork) {
+            return ((MultiLayerNetwork) model).getLayers();
+        }
+        if (model instanceof ComputationGraph) {
+            return ((ComputationGraph) model).getLayers();
+        }
+        throw new IllegalArgumentException("model = " + model.getClass().getName()
+                + " is not supported; allowed: MultiLayerNetwork, ComputationGraph");
+    }
+
+    static String prefix(Model model, Layer l) {
+        if (model instanceof ComputationGraph) {
+            return l.conf().getLayer().getLayerName();
+        }
+        return String.valueOf(l.getIndex());
+    }
+
+    /**
+     * Multiplies the optimizer state (Adam m and v, momentum, ...) of a weight by {@code keep} (1 = keep,
+     * 0 = reset), element-wise. {@code keep} has the weight's shape.
+     * @return number of state arrays touched (0 for stateless updaters such as SGD)
+     */
+    public static int scaleUpdaterState(Model model, Binding b, INDArray keep) {
+        Object u = model instanceof MultiLayerNetwork ? ((MultiLayerNetwork) model).getUpdater(false)
+                : ((ComputationGraph) model).getUpdater(false);
+        if (!(u instanceof BaseMultiLayerUpdater)) {
+            return 0;
+        }
+        // flat order of the param inside the updater view equals the weight view's ordering
+        INDArray keepFlat = Nd4j.toFlattened(b.weight.ordering(), keep);
+        int touched = 0;
+        for (UpdaterBlock block : ((BaseMultiLayerUpdater<?>) u).getUpdaterBlocks()) {
+            for (UpdaterBlock.ParamState ps : block.getLayersAndVariablesInBlock()) {
+                if (ps.getLayer() != b.layer || !ps.getParamName().equals(b.key)) {
+                    continue;
+                }
+                GradientUpdater<?> gu = block.getGradientUpdater();
+                if (gu == null || gu.getState() == null) {
+                    continue;
+                }
+                long off = ps.getParamOffsetStart() - block.getParamOffsetStart();
+                long len = ps.getParamOffsetEnd() - ps.getParamOffsetStart();
+                for (INDArray s : gu.getState().values()) {
+                    INDArray slice = s.rank() == 1 ? s.get(NDArrayIndex.interval(off, off + len))
+                            : s.reshape(s.length()).get(NDArrayIndex.interval(off, off + len));
+                    slice.muli(keepFlat.castTo(slice.dataType()));
+                    touched++;
+                }
+            }
+        }
+        return touched;
+    }
+
+    static boolean hasMethod(Object o, String name) {
+        for (Method m : o.getClass().getMethods()) {
+            if (m.getName().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static Object invoke(Object o, String name, Class<?>[] types, Object... args) {
+        try {
+            return o.getClass().getMethod(name, types).invoke(o, args);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot call " + name + " on " + o.getClass().getName(), e);
+        }
+    }
+}

@@ -1,0 +1,296 @@
+package org.sparseflow.mst;
+
+import org.junit.jupiter.api.Test;
+import org.sparseflow.mst.core.*;
+
+import java.util.*;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class CoreTest {
+
+    private static SparsitySchedule threePhase(RampShape w) {
+        return SparsitySchedule.builder().totalSteps(1000).initialSparsity(0.0).ultraSparsity(0.9).finalSparsity(0.5)
+                .warmup(0.1, 0.3).restoration(0.7, 0.9).warmupShape(w).restorationShape(RampShape.LINEAR).build();
+    }
+
+    @Test
+    void scheduleHasThreePhasesAndRampShapes() {
+        SparsitySchedule lin = threePhase(RampShape.LINEAR);
+        assertEquals(0.0, lin.sparsityAt(50));
+        assertEquals(0.45, lin.sparsityAt(200), 1e-12);
+        assertEquals(0.9, lin.sparsityAt(300));
+        assertEquals(0.9, lin.sparsityAt(699));
+        assertEquals(0.7, lin.sparsityAt(800), 1e-12);
+        assertEquals(0.5, lin.sparsityAt(950));
+        assertEquals(Phase.WARMUP, lin.phaseAt(299));
+        assertEquals(Phase.ULTRA, lin.phaseAt(300));
+        assertEquals(Phase.RESTORATION, lin.phaseAt(700));
+        SparsitySchedule cub = threePhase(RampShape.CUBIC);
+        // Zhu-Gupta: s = 0.9 + (0 - 0.9)(1 - 0.5)^3 at the midpoint
+        assertEquals(0.9 - 0.9 * 0.125, cub.sparsityAt(200), 1e-12);
+        assertTrue(cub.sparsityAt(150) > lin.sparsityAt(150), "cubic prunes faster early");
+        SparsitySchedule step = SparsitySchedule.builder().totalSteps(1000).ultraSparsity(0.8).finalSparsity(0.8)
+                .warmup(0, 0.4).restoration(1, 1).warmupShape(RampShape.STEP).stepLevels(4).build();
+        assertEquals(0.0, step.sparsityAt(99));
+        assertEquals(0.2, step.sparsityAt(100), 1e-12);
+        assertEquals(0.6, step.sparsityAt(399), 1e-12);
+        // absolute steps give the same as fractions
+        SparsitySchedule abs = SparsitySchedule.builder().boundaryUnit(SparsitySchedule.BoundaryUnit.STEPS)
+                .initialSparsity(0).ultraSparsity(0.9).finalSparsity(0.5).warmup(100, 300).restoration(700, 900)
+                .warmupShape(RampShape.LINEAR).restorationShape(RampShape.LINEAR).build();
+        for (long t = 0; t < 1000; t += 37) {
+            assertEquals(lin.sparsityAt(t), abs.sparsityAt(t), 1e-12);
+        }
+    }
+
+    @Test
+    void badSchedulesAreRejectedWithClearMessages() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SparsitySchedule.builder()
+                .ultraSparsity(0.9).warmup(0.5, 0.3).build());
+        assertTrue(e.getMessage().contains("phases out of order"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> SparsitySchedule.builder().ultraSparsity(1.0).build());
+        assertTrue(e.getMessage().contains("ultraSparsity = 1.0") && e.getMessage().contains("[0, 1)"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> SparsitySchedule.builder().initialSparsity(-0.1).build());
+        assertThrows(IllegalArgumentException.class, () -> SparsitySchedule.builder().warmup(0, 1.5).build());
+        MstConfig c = MstConfig.preset("mst");
+        c.setDeltaT(0);
+        e = assertThrows(IllegalArgumentException.class, c::validate);
+        assertTrue(e.getMessage().contains("deltaT = 0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> MstConfig.fromYaml("growMode: SIDEWAYS\n"));
+        assertTrue(e.getMessage().contains("growMode = SIDEWAYS") && e.getMessage().contains("MIXED"), e.getMessage());
+        // prune-only cannot restore
+        MstConfig g = MstConfig.preset("mst");
+        g.setGrowMode("NONE");
+        assertThrows(IllegalArgumentException.class, g::validate);
+    }
+
+    @Test
+    void dropFractionKinds() {
+        SparsitySchedule s = threePhase(RampShape.LINEAR);
+        DropFraction cos = new DropFraction(DropFraction.Kind.COSINE, 0.3, 1.0);
+        assertEquals(0.3, cos.at(0, s), 1e-12);
+        assertEquals(0.15, cos.at(500, s), 1e-12);
+        assertEquals(0.0, new DropFraction(DropFraction.Kind.COSINE, 0.3, 0.75).at(800, s));
+        assertEquals(0.3, new DropFraction(DropFraction.Kind.CONSTANT, 0.3, 1).at(999, s));
+        DropFraction rs = new DropFraction(DropFraction.Kind.COSINE_RESTART, 0.3, 1.0);
+        assertEquals(0.3, rs.at(300, s), 1e-12, "restarts at the ultra phase");
+        assertEquals(0.3, rs.at(700, s), 1e-12, "restarts at restoration");
+        assertEquals(0.15, rs.at(500, s), 1e-12, "midway through ultra (300..700)");
+    }
+
+    private static float[] randn(int n, long seed) {
+        Random r = new Random(seed);
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = (float) r.nextGaussian();
+        }
+        return a;
+    }
+
+    @Test
+    void topologyCountsFollowTheAuthorsFormula() {
+        SplitMix64 rng = new SplitMix64(1);
+        LayerMask m = LayerMask.random("w", 40, 50, MaskPattern.UNSTRUCTURED, 0.2, rng); // n_on = 400, N = 2000
+        float[] w = randn(2000, 2);
+        float[] g = randn(2000, 3);
+        // same sparsity: n_prune = int(400 * 0.3) = 120, n_grow = 120
+        TopologyUpdater.Result r = TopologyUpdater.update(m, w, g, 0.8, 0.3, GrowMode.GRADIENT, 3, rng);
+        assertEquals(400, r.mask.activeUnits());
+        // rising target 0.8 -> 0.9: diff = 200 > int(400*0.1) -> prune 200, grow 0
+        TopologyUpdater.Result up = TopologyUpdater.update(m, w, g, 0.9, 0.1, GrowMode.GRADIENT, 3, rng);
+        assertEquals(200, up.mask.activeUnits());
+        assertEquals(200, up.pruned);
+        assertEquals(0, up.grown);
+        // kept ones are the largest magnitudes
+        double minKept = Double.MAX_VALUE;
+        double maxDropped = 0;
+        for (int i = 0; i < 2000; i++) {
+            if (up.mask.isUnitActive(i)) {
+                minKept = Math.min(minKept, Math.abs(w[i]));
+            } else if (m.isUnitActive(i)) {
+                maxDropped = Math.max(maxDropped, Math.abs(w[i]));
+            }
+        }
+        assertTrue(minKept >= maxDropped);
+        // falling target 0.8 -> 0.7 (restoration): n_prune = int(400*0.3) = 120, n_grow = 120 + 200
+        TopologyUpdater.Result down = TopologyUpdater.update(m, w, g, 0.7, 0.3, GrowMode.MIXED, 3, rng);
+        assertEquals(600, down.mask.activeUnits());
+        // zeroed weights are not counted: newly active elements are exactly the grown set
+        assertEquals(down.grown, down.newlyActiveElements.length);
+        for (int e : down.newlyActiveElements) {
+            assertFalse(m.isUnitActive(e));
+            assertTrue(down.mask.isUnitActive(e));
+        }
+    }
+
+    @Test
+    void gradientGrowthPicksLargestGradientsAndRandomIsSeeded() {
+        SplitMix64 rng = new SplitMix64(5);
+        LayerMask m = LayerMask.random("w", 20, 20, MaskPattern.UNSTRUCTURED, 0.5, rng);
+        float[] w = randn(400, 6);
+        float[] g = randn(400, 7);
+        TopologyUpdater.Result r = TopologyUpdater.update(m, w, g, 0.5, 0.2, GrowMode.GRADIENT, 3, new SplitMix64(0));
+        // every grown element has |g| >= every non-kept candidate's |g|
+        double minGrown = Double.MAX_VALUE;
+        for (int e : r.newlyActiveElements) {
+            minGrown = Math.min(minGrown, Math.abs(g[e]));
+        }
+        for (int i = 0; i < 400; i++) {
+            if (!r.mask.isUnitActive(i)) {
+                assertTrue(Math.abs(g[i]) <= minGrown + 1e-9);
+            }
+        }
+        TopologyUpdater.Result a = TopologyUpdater.update(m, w, null, 0.5, 0.2, GrowMode.RANDOM, 3, new SplitMix64(9));
+        TopologyUpdater.Result b = TopologyUpdater.update(m, w, null, 0.5, 0.2, GrowMode.RANDOM, 3, new SplitMix64(9));
+        assertEquals(a.mask, b.mask);
+        assertThrows(IllegalArgumentException.class,
+                () -> TopologyUpdater.update(m, w, null, 0.5, 0.2, GrowMode.GRADIENT, 3, new SplitMix64(9)));
+    }
+
+    @Test
+    void blockAndNmPatternsKeepTheirStructure() {
+        SplitMix64 rng = new SplitMix64(3);
+        LayerMask m = LayerMask.random("b", 64, 32, MaskPattern.block(16), 0.5, rng); // 8 blocks
+        assertEquals(4, m.activeUnits());
+        float[] w = randn(64 * 32, 1);
+        TopologyUpdater.Result r = TopologyUpdater.update(m, w, randn(64 * 32, 2), 0.75, 0.0, GrowMode.GRADIENT, 3, rng);
+        assertEquals(2, r.mask.activeUnits());
+        float[] em = r.mask.toElementMask();
+        for (int br = 0; br < 4; br++) {
+            for (int bc = 0; bc < 2; bc++) {
+                float v = em[(br * 16) * 32 + bc * 16];
+                for (int i = 0; i < 16; i++) {
+                    for (int j = 0; j < 16; j++) {
+                        assertEquals(v, em[(br * 16 + i) * 32 + bc * 16 + j]);
+                    }
+                }
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> LayerMask.dense("x", 10, 16, MaskPattern.block(16)));
+        LayerMask nm = LayerMask.random("nm", 8, 6, MaskPattern.nm(2, 4), 0.5, rng);
+        TopologyUpdater.Result rn = TopologyUpdater.update(nm, randn(48, 4), randn(48, 5), 0.5, 0.5, GrowMode.MIXED, 3, rng);
+        for (int c = 0; c < 6; c++) {
+            for (int g0 = 0; g0 < 8; g0 += 4) {
+                int k = 0;
+                for (int r0 = g0; r0 < g0 + 4; r0++) {
+                    k += rn.mask.isKept(r0, c) ? 1 : 0;
+                }
+                assertEquals(2, k);
+            }
+        }
+        assertEquals("block16", MaskPattern.parse("block16").toString());
+        assertEquals("2:4", MaskPattern.parse("2:4").toString());
+        assertThrows(IllegalArgumentException.class, () -> MaskPattern.parse("diagonal"));
+    }
+
+    @Test
+    void erAllocationMatchesBudgetAndFallsBackToDense() {
+        Map<String, int[]> shapes = new LinkedHashMap<>();
+        shapes.put("small", new int[]{8, 8});
+        shapes.put("big", new int[]{512, 512});
+        shapes.put("wide", new int[]{128, 2048});
+        Map<String, Double> d = DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityAllocator.Kind.ER);
+        double kept = 0;
+        double total = 0;
+        for (var e : shapes.entrySet()) {
+            double n = e.getValue()[0] * (double) e.getValue()[1];
+            kept += n * d.get(e.getKey());
+            total += n;
+        }
+        assertEquals(0.1, kept / total, 1e-9);
+        assertEquals(1.0, d.get("small"), "tiny layer would exceed density 1 -> dense");
+        // ER ratio between non-dense layers = ratio of (r+c)/(r c)
+        double ratio = d.get("big") / d.get("wide");
+        assertEquals((1024.0 / (512 * 512)) / (2176.0 / (128 * 2048)), ratio, 1e-9);
+        assertEquals(0.1, DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityAllocator.Kind.UNIFORM).get("big"));
+    }
+
+    @Test
+    void attentionScheduleAndDensity() {
+        AttentionSchedule a = MstConfig.preset("mst").getAttention();
+        assertEquals("dense", a.patternFor(0, Phase.WARMUP));
+        assertEquals("local:16", a.patternFor(3, Phase.ULTRA));
+        AttentionSchedule every = new AttentionSchedule();
+        every.setRules(List.of(new AttentionSchedule.Rule(List.of(Phase.ULTRA), "every:2", "dense"),
+                new AttentionSchedule.Rule(List.of(Phase.ULTRA), "all", "local:32")));
+        every.validate();
+        assertEquals("dense", every.patternFor(2, Phase.ULTRA));
+        assertEquals("local:32", every.patternFor(1, Phase.ULTRA));
+        assertEquals(1.0, AttentionDensity.of("dense", 128, 16));
+        double local = AttentionDensity.of("local:16", 128, 16);
+        // block level: diagonal blocks (8 x 136) + 7 sub-diagonal blocks (256 each) over 128*129/2
+        assertEquals((8 * 136.0 + 7 * 256.0) / (128 * 129 / 2.0), local, 1e-12);
+        assertTrue(AttentionDensity.of("local:16+strided:16", 128, 16) >= local);
+        assertThrows(IllegalArgumentException.class, () -> AttentionDensity.of("banana:3", 128, 16));
+    }
+
+    @Test
+    void flopCounterDenseAndSparse() {
+        FlopCounter f = FlopCounter.forGpt(2, 64, 4, 32, 50, 2);
+        double dense = f.denseStepFlops();
+        Map<String, Double> half = new HashMap<>();
+        for (FlopCounter.Linear l : f.linears()) {
+            half.put(l.name, 0.5);
+        }
+        double sparse = f.stepFlops(half, null, Set.of());
+        double linearDense = 0;
+        for (FlopCounter.Linear l : f.linears()) {
+            linearDense += 6.0 * 64 * l.in * l.out;
+        }
+        assertEquals(linearDense / 2, dense - sparse, 1e-6);
+        // dense dW on a topology step adds back F*(1-d) for that layer
+        double topo = f.stepFlops(half, null, Set.of("0_qkv"));
+        assertEquals(2.0 * 64 * 64 * 192 * 0.5, topo - sparse, 1e-6);
+    }
+
+    @Test
+    void presetsLoadAndRoundTrip() {
+        for (String p : MstConfig.PRESETS) {
+            MstConfig c = MstConfig.preset(p);
+            assertEquals(p, c.getName());
+            assertFalse(c.getSource().isEmpty());
+            assertEquals(c, MstConfig.fromJson(c.toJson()), p + " JSON round trip");
+            assertEquals(c, MstConfig.fromYaml(c.toYaml()), p + " YAML round trip");
+        }
+        assertThrows(IllegalArgumentException.class, () -> MstConfig.preset("nope"));
+    }
+
+    @Test
+    void coreStateRoundTripAndDeterminism() {
+        MstConfig cfg = MstConfig.preset("mst").withTotalSteps(1000);
+        MstCore a = new MstCore(cfg);
+        a.register("l0", 32, 64);
+        a.register("l1", 64, 32);
+        a.initialize(null);
+        float[] w0 = randn(2048, 1);
+        float[] g0 = randn(2048, 2);
+        Map<String, float[]> w = Map.of("l0", w0, "l1", randn(2048, 3));
+        Map<String, float[]> g = Map.of("l0", g0, "l1", randn(2048, 4));
+        for (long t = 0; t < 300; t++) {
+            a.stepDone(t, 1.0);
+            if (a.isTopologyStep(t)) {
+                a.updateTopology(t, w, g);
+            }
+        }
+        MstState s = a.state();
+        MstState back = MstState.fromJson(s.toJson());
+        assertEquals(s, back);
+        MstCore b = new MstCore(cfg);
+        b.register("l0", 32, 64);
+        b.register("l1", 64, 32);
+        b.restore(back);
+        for (long t = 300; t < 500; t++) {
+            a.stepDone(t, 1.0);
+            b.stepDone(t, 1.0);
+            if (a.isTopologyStep(t)) {
+                a.updateTopology(t, w, g);
+                b.updateTopology(t, w, g);
+            }
+        }
+        assertEquals(a.masks(), b.masks());
+        // ultra phase reached: global sparsity near 0.9
+        double dens = a.snapshotRecord().globalDensity;
+        assertEquals(0.1, dens, 0.01);
+    }
+}

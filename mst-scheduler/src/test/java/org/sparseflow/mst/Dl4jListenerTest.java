@@ -1,0 +1,223 @@
+package org.sparseflow.mst;
+
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.nn.updater.BaseMultiLayerUpdater;
+import org.deeplearning4j.nn.updater.UpdaterBlock;
+import org.deeplearning4j.util.ModelSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.MstState;
+import org.sparseflow.mst.core.RampShape;
+import org.sparseflow.mst.core.SparsitySchedule;
+
+import java.io.File;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class Dl4jListenerTest {
+
+    static MstConfig config(int total) {
+        MstConfig c = MstConfig.preset("mst");
+        c.setSchedule(SparsitySchedule.builder().initialSparsity(0.5).ultraSparsity(0.8).finalSparsity(0.6)
+                .warmup(0.0, 0.3).restoration(0.7, 0.9).warmupShape(RampShape.LINEAR).build());
+        c.setDeltaT(5);
+        c.setInclude(List.of("0_W", "1_W"));
+        return c.withTotalSteps(total);
+    }
+
+    static MultiLayerNetwork mlp() {
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
+                .dataType(DataType.DOUBLE).updater(new Adam(1e-2)).list()
+                .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
+                .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
+                        .activation(Activation.IDENTITY).build())
+                .build());
+        net.init();
+        return net;
+    }
+
+    static List<DataSet> data(int n) {
+        Nd4j.getRandom().setSeed(3);
+        List<DataSet> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            INDArray x = Nd4j.randn(DataType.DOUBLE, 8, 12);
+            out.add(new DataSet(x, x.get(NDArrayIndex.all(), NDArrayIndex.interval(0, 3)).mul(2).add(1)));
+        }
+        return out;
+    }
+
+    @Test
+    void masksWeightsAndFollowsSchedule() {
+        MultiLayerNetwork net = mlp();
+        MstListener mst = new MstListener(config(40));
+        net.setListeners(mst);
+        List<DataSet> d = data(40);
+        double first = Double.NaN;
+        for (int i = 0; i < 20; i++) {
+            net.fit(d.get(i));
+            if (i == 0) {
+                first = net.score();
+            }
+            for (String k : List.of("0_W", "1_W")) {
+                INDArray w = net.getParam(k);
+                INDArray m = maskOf(mst, k);
+                assertEquals(0.0, w.mul(m.rsub(1)).norm1Number().doubleValue(), 0.0, "weights outside mask at " + i);
+            }
+        }
+        assertTrue(net.score() < first, "still learns");
+        assertEquals(4, mst.core().topologyUpdates()); // after steps 4, 9, 14, 19
+        // after step 20 (ultra phase from 12): global target 0.8
+        double kept = 0;
+        double total = 0;
+        for (LayerMask m : mst.core().masks().values()) {
+            kept += m.activeUnits();
+            total += m.unitCount();
+        }
+        assertEquals(0.2, kept / total, 0.01);
+        assertTrue(mst.overheadMillisPerStep() >= 0);
+    }
+
+    static INDArray maskOf(MstListener mst, String name) {
+        LayerMask m = mst.core().masks().get(name);
+        return Nd4j.create(m.toElementMask(), new long[]{m.rows(), m.cols()}, 'c').castTo(DataType.DOUBLE);
+    }
+
+    /** Adam m and v of param {@code key}, in the weight's shape. */
+    static List<INDArray> adamState(MultiLayerNetwork net, String key) {
+        List<INDArray> out = new ArrayList<>();
+        INDArray w = net.getParam(key);
+        BaseMultiLayerUpdater<?> u = (BaseMultiLayerUpdater<?>) net.getUpdater();
+        for (UpdaterBlock b : u.getUpdaterBlocks()) {
+            for (UpdaterBlock.ParamState ps : b.getLayersAndVariablesInBlock()) {
+                String name = ((org.deeplearning4j.nn.api.Layer) ps.getLayer()).getIndex() + "_" + ps.getParamName();
+                if (name.equals(key)) {
+                    long off = ps.getParamOffsetStart() - b.getParamOffsetStart();
+                    for (Object o : b.getGradientUpdater().getState().values()) {
+                        INDArray s = (INDArray) o;
+                        INDArray flat = s.reshape(s.length()).get(NDArrayIndex.interval(off, off + w.length()));
+                        out.add(flat.dup().reshape(w.ordering(), w.shape()));
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void regrownWeightsStartAtZeroWithFreshAdamMoments() {
+        MultiLayerNetwork net = mlp();
+        MstConfig cfg = config(40);
+        MstListener mst = new MstListener(cfg);
+        net.setListeners(mst);
+        List<DataSet> d = data(40);
+        for (int i = 0; i < 29; i++) { // steps 0..28; the update after step 29 falls in restoration (grows)
+            net.fit(d.get(i));
+        }
+        Map<String, INDArray> before = new HashMap<>();
+        for (String k : List.of("0_W", "1_W")) {
+            before.put(k, maskOf(mst, k));
+            List<INDArray> st = adamState(net, k);
+            assertEquals(2, st.size(), "Adam has m and v");
+            // active positions have non-zero moments before the update
+            assertTrue(st.get(0).mul(before.get(k)).norm1Number().doubleValue() > 0);
+        }
+        net.fit(d.get(29)); // step 29: topology update
+        assertEquals(6, mst.core().topologyUpdates());
+        int grownTotal = 0;
+        for (String k : List.of("0_W", "1_W")) {
+            INDArray after = maskOf(mst, k);
+            INDArray grown = after.mul(before.get(k).rsub(1));
+            grownTotal += grown.sumNumber().intValue();
+            assertEquals(0.0, net.getParam(k).mul(grown).norm1Number().doubleValue(), 0.0, "regrown weights are 0");
+            for (INDArray s : adamState(net, k)) {
+                assertEquals(0.0, s.mul(grown).norm1Number().doubleValue(), 0.0, "Adam state reset at regrown");
+                INDArray pruned = before.get(k).mul(after.rsub(1));
+                assertEquals(0.0, s.mul(pruned).norm1Number().doubleValue(), 0.0, "Adam state reset at pruned");
+                // untouched active positions keep their moments
+                assertTrue(s.mul(after.mul(before.get(k))).norm1Number().doubleValue() > 0);
+            }
+        }
+        assertTrue(grownTotal > 0, "restoration grows connections");
+    }
+
+    @Test
+    void saveLoadContinueEqualsUninterruptedRun(@TempDir Path dir) throws Exception {
+        List<DataSet> d = data(30);
+        MultiLayerNetwork ref = mlp();
+        MstListener refMst = new MstListener(config(30));
+        ref.setListeners(refMst);
+        for (int i = 0; i < 30; i++) {
+            ref.fit(d.get(i));
+        }
+
+        MultiLayerNetwork a = mlp();
+        MstListener aMst = new MstListener(config(30));
+        a.setListeners(aMst);
+        for (int i = 0; i < 12; i++) {
+            a.fit(d.get(i));
+        }
+        File f = dir.resolve("model.zip").toFile();
+        MstCheckpoint.save(a, f, aMst);
+
+        MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(f, true);
+        MstState state = MstCheckpoint.loadState(f);
+        assertEquals(12, state.getStep());
+        MstListener bMst = MstListener.resume(state);
+        b.setListeners(bMst);
+        for (int i = 12; i < 30; i++) {
+            b.fit(d.get(i));
+        }
+        assertEquals(refMst.core().masks(), bMst.core().masks());
+        assertEquals(refMst.state().getRngState(), bMst.state().getRngState());
+        INDArray diff = ref.params().sub(b.params());
+        assertTrue(Math.abs(diff.maxNumber().doubleValue()) < 1e-6 && Math.abs(diff.minNumber().doubleValue()) < 1e-6,
+                "params equal within 1e-6: " + diff.amaxNumber());
+    }
+
+    @Test
+    void computationGraphIsSupported() {
+        ComputationGraphConfiguration conf = new NeuralNetConfiguration.Builder().seed(1).dataType(DataType.DOUBLE)
+                .updater(new Adam(1e-2)).graphBuilder().addInputs("in")
+                .addLayer("h", new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build(), "in")
+                .addLayer("out", new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(32).nOut(3)
+                        .activation(Activation.IDENTITY).build(), "h")
+                .setOutputs("out").build();
+        ComputationGraph cg = new ComputationGraph(conf);
+        cg.init();
+        MstConfig c = config(20);
+        c.setInclude(List.of("h_W"));
+        MstListener mst = new MstListener(c);
+        cg.setListeners(mst);
+        List<DataSet> d = data(20);
+        for (int i = 0; i < 12; i++) {
+            cg.fit(d.get(i));
+        }
+        assertEquals(List.of("h_W"), List.copyOf(mst.core().masks().keySet()));
+        assertEquals(2, mst.core().topologyUpdates());
+        LayerMask m = mst.core().masks().get("h_W");
+        INDArray mask = Nd4j.create(m.toElementMask(), new long[]{12, 32}, 'c').castTo(DataType.DOUBLE);
+        assertEquals(0.0, cg.getParam("h_W").mul(mask.rsub(1)).norm1Number().doubleValue(), 0.0);
+        assertTrue(m.density() < 0.6);
+    }
+}

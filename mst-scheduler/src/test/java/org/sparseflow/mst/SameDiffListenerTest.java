@@ -1,0 +1,104 @@
+package org.sparseflow.mst;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.autodiff.samediff.SDVariable;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.TrainingConfig;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.GradientUpdater;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.weightinit.impl.XavierInitScheme;
+import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstConfig;
+
+import java.io.File;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class SameDiffListenerTest {
+
+    static SameDiff mlp() {
+        Nd4j.getRandom().setSeed(11);
+        SameDiff sd = SameDiff.create();
+        SDVariable in = sd.placeHolder("in", DataType.DOUBLE, -1, 12);
+        SDVariable lbl = sd.placeHolder("label", DataType.DOUBLE, -1, 3);
+        SDVariable w0 = sd.var("w0", new XavierInitScheme('c', 12, 32), DataType.DOUBLE, 12, 32);
+        SDVariable b0 = sd.zero("b0", DataType.DOUBLE, 32);
+        SDVariable w1 = sd.var("w1", new XavierInitScheme('c', 32, 3), DataType.DOUBLE, 32, 3);
+        SDVariable out = sd.math().tanh(in.mmul(w0).add(b0)).mmul(w1);
+        sd.loss().meanSquaredError("loss", lbl, out, null);
+        sd.setTrainingConfig(TrainingConfig.builder().updater(new Adam(1e-2)).dataSetFeatureMapping("in")
+                .dataSetLabelMapping("label").build());
+        return sd;
+    }
+
+    static MstConfig config(int total) {
+        MstConfig c = Dl4jListenerTest.config(total);
+        c.setInclude(List.of("w0", "w1"));
+        return c;
+    }
+
+    static INDArray mask(MstListener mst, String k) {
+        LayerMask m = mst.core().masks().get(k);
+        return Nd4j.create(m.toElementMask(), new long[]{m.rows(), m.cols()}, 'c').castTo(DataType.DOUBLE);
+    }
+
+    @Test
+    void masksUpdatesAndResetsAdamState() {
+        SameDiff sd = mlp();
+        MstListener mst = new MstListener(config(40));
+        mst.addTo(sd);
+        List<DataSet> d = Dl4jListenerTest.data(40);
+        for (int i = 0; i < 29; i++) {
+            sd.fit(d.get(i));
+            for (String k : List.of("w0", "w1")) {
+                assertEquals(0.0, sd.getArrForVarName(k).mul(mask(mst, k).rsub(1)).norm1Number().doubleValue(), 0.0);
+            }
+        }
+        Map<String, INDArray> before = new HashMap<>();
+        for (String k : List.of("w0", "w1")) {
+            before.put(k, mask(mst, k));
+        }
+        sd.fit(d.get(29)); // topology update in restoration: grows
+        assertEquals(6, mst.core().topologyUpdates());
+        int grownTotal = 0;
+        for (String k : List.of("w0", "w1")) {
+            INDArray grown = mask(mst, k).mul(before.get(k).rsub(1));
+            grownTotal += grown.sumNumber().intValue();
+            assertEquals(0.0, sd.getArrForVarName(k).mul(grown).norm1Number().doubleValue(), 0.0);
+            GradientUpdater<?> u = sd.getUpdaterMap().get(k);
+            for (Object s : u.getState().values()) {
+                assertEquals(0.0, ((INDArray) s).mul(grown).norm1Number().doubleValue(), 0.0, "Adam reset");
+            }
+        }
+        assertTrue(grownTotal > 0);
+    }
+
+    @Test
+    void sidecarStateRoundTrip(@TempDir Path dir) throws Exception {
+        SameDiff sd = mlp();
+        MstListener mst = new MstListener(config(40));
+        mst.addTo(sd);
+        List<DataSet> d = Dl4jListenerTest.data(12);
+        for (DataSet ds : d) {
+            sd.fit(ds);
+        }
+        File f = dir.resolve("gpt.sd").toFile();
+        MstCheckpoint.save(sd, f, mst);
+        assertEquals(mst.state(), MstCheckpoint.loadState(f));
+        SameDiff back = SameDiff.load(f, true);
+        MstListener resumed = MstListener.resume(MstCheckpoint.loadState(f));
+        resumed.addTo(back);
+        back.fit(d.get(0));
+        assertEquals(13, resumed.core().step());
+        assertEquals(mst.core().masks(), resumed.core().masks());
+    }
+}

@@ -1,0 +1,350 @@
+package org.sparseflow.ops.matmul;
+
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.openblas.global.openblas_nolapack;
+import org.nd4j.linalg.api.blas.Blas;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sparseflow.ops.pattern.BlockMask;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Block-sparse GEMM kernels for the ND4J CPU backend. Work is proportional to the kept blocks:
+ * each kept (run of) b x b block(s) is one single-threaded BLAS call on strided panels of the dense
+ * operands (no gather copies), and calls are spread over Java threads by output panel. While a kernel
+ * runs, OpenBLAS is set to one thread (many small GEMMs lose most of their time to BLAS threading,
+ * see docs/benchmarks-ops.md) and the previous thread count is restored afterwards.
+ *
+ * <p>Operands may be 'c' or 'f' ordered (or views with one unit stride); anything else is copied once.
+ */
+public final class BlockSparseKernels {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BlockSparseKernels.class);
+
+    /** Java threads used by the kernels; {@code -Dsparseflow.threads=N} overrides the core count. */
+    public static final int THREADS = Math.max(1, Integer.getInteger("sparseflow.threads",
+            Runtime.getRuntime().availableProcessors()));
+
+    private static final ExecutorService POOL = THREADS > 1 ? Executors.newFixedThreadPool(THREADS - 1, r -> {
+        Thread t = new Thread(r, "sparseflow-kernel");
+        t.setDaemon(true);
+        return t;
+    }) : null;
+
+    /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
+    private static final Object LOCK = new Object();
+
+    private static volatile Boolean cpuBackend;
+
+    private BlockSparseKernels() {
+    }
+
+    /** True when the fast path applies: CPU backend with OpenBLAS, FLOAT or DOUBLE operands of one type. */
+    public static boolean supports(INDArray... arrays) {
+        if (!isCpuOpenBlas()) {
+            return false;
+        }
+        DataType dt = arrays[0].dataType();
+        if (dt != DataType.FLOAT && dt != DataType.DOUBLE) {
+            return false;
+        }
+        for (INDArray a : arrays) {
+            if (a.dataType() != dt || a.rank() != 2 || a.isEmpty()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isCpuOpenBlas() {
+        Boolean b = cpuBackend;
+        if (b == null) {
+            boolean ok;
+            try {
+                ok = Nd4j.getBackend().getClass().getName().startsWith("org.nd4j.linalg.cpu.nativecpu")
+                        || Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend;
+                ok = ok && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
+                if (ok) {
+                    openblas_nolapack.blas_get_num_threads(); // loads the library
+                }
+            } catch (Throwable t) {
+                LOG.info("Block-sparse BLAS kernels unavailable ({}); using the dense masked fallback", t.toString());
+                ok = false;
+            }
+            cpuBackend = b = ok;
+        }
+        return b;
+    }
+
+    // ------------------------------------------------------------------ public kernels
+
+    /** y = x (W o M) accumulated into y (beta = 1); y [N, nOut] must be zero (or hold a bias) on entry. */
+    public static void forwardAccumulate(INDArray x, INDArray w, BlockMask mask, INDArray y) {
+        final int b = mask.blockSize();
+        final int n = (int) x.size(0);
+        Mat mx = Mat.of(x), mw = Mat.of(w), my = Mat.of(y);
+        List<List<Runnable>> bins = new ArrayList<>();
+        long[] cost = newBins(bins);
+        // unit of work: one output column block j (all its gemms write y[:, jb])
+        for (int j = 0; j < mask.blockCols(); j++) {
+            List<Runnable> unit = new ArrayList<>();
+            int kept = 0;
+            for (int i = 0; i < mask.blockRows(); ) {
+                if (!mask.isBlockKept(i, j)) {
+                    i++;
+                    continue;
+                }
+                int i0 = i;
+                while (i < mask.blockRows() && mask.isBlockKept(i, j)) {
+                    i++;
+                }
+                final int r0 = i0 * b, len = (i - i0) * b, c0 = j * b;
+                kept += i - i0;
+                // y[:, c0:c0+b] += x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b]
+                unit.add(() -> gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, c0), my.sub(0, c0), 1.0));
+            }
+            addUnit(bins, cost, unit, kept);
+        }
+        run(bins);
+    }
+
+    /** dx = dy (W o M)^T accumulated into dx (beta = 1); dx [N, nIn] must be zero on entry. */
+    public static void inputGradAccumulate(INDArray dy, INDArray w, BlockMask mask, INDArray dx) {
+        final int b = mask.blockSize();
+        final int n = (int) dy.size(0);
+        Mat mdy = Mat.of(dy), mwt = Mat.of(w).t(), mdx = Mat.of(dx);
+        List<List<Runnable>> bins = new ArrayList<>();
+        long[] cost = newBins(bins);
+        // unit of work: one input row block i (all its gemms write dx[:, ib])
+        for (int i = 0; i < mask.blockRows(); i++) {
+            List<Runnable> unit = new ArrayList<>();
+            int kept = 0;
+            for (int j = 0; j < mask.blockCols(); ) {
+                if (!mask.isBlockKept(i, j)) {
+                    j++;
+                    continue;
+                }
+                int j0 = j;
+                while (j < mask.blockCols() && mask.isBlockKept(i, j)) {
+                    j++;
+                }
+                final int c0 = j0 * b, len = (j - j0) * b, r0 = i * b;
+                kept += j - j0;
+                // dx[:, r0:r0+b] += dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T
+                unit.add(() -> gemm(n, b, len, mdy.sub(0, c0), mwt.sub(c0, r0), mdx.sub(0, r0), 1.0));
+            }
+            addUnit(bins, cost, unit, kept);
+        }
+        run(bins);
+    }
+
+    /** dW = x^T dy on kept blocks only (written with beta = 0); entries outside the mask are not touched. */
+    public static void weightGradKept(INDArray x, INDArray dy, BlockMask mask, INDArray dW) {
+        final int b = mask.blockSize();
+        final int n = (int) x.size(0);
+        Mat mxt = Mat.of(x).t(), mdy = Mat.of(dy), mdw = Mat.of(dW);
+        List<List<Runnable>> bins = new ArrayList<>();
+        long[] cost = newBins(bins);
+        for (int j = 0; j < mask.blockCols(); j++) {
+            List<Runnable> unit = new ArrayList<>();
+            int kept = 0;
+            for (int i = 0; i < mask.blockRows(); ) {
+                if (!mask.isBlockKept(i, j)) {
+                    i++;
+                    continue;
+                }
+                int i0 = i;
+                while (i < mask.blockRows() && mask.isBlockKept(i, j)) {
+                    i++;
+                }
+                final int r0 = i0 * b, len = (i - i0) * b, c0 = j * b;
+                kept += i - i0;
+                // dW[r0:r0+len, c0:c0+b] = x[:, r0:r0+len]^T * dy[:, c0:c0+b]
+                unit.add(() -> gemm(len, b, n, mxt.sub(r0, 0), mdy.sub(0, c0), mdw.sub(r0, c0), 0.0));
+            }
+            addUnit(bins, cost, unit, kept);
+        }
+        run(bins);
+    }
+
+    /** Returns a, or a copy in 'f' order when a's strides cannot be handed to BLAS directly. */
+    public static INDArray blasCompatible(INDArray a) {
+        long rs = a.stride(0), cs = a.stride(1), rows = a.size(0), cols = a.size(1);
+        if ((rs == 1 && cs >= Math.max(1, rows)) || (cs == 1 && rs >= Math.max(1, cols))) {
+            return a;
+        }
+        return a.dup('f');
+    }
+
+    // ------------------------------------------------------------------ scheduling
+
+    private static long[] newBins(List<List<Runnable>> bins) {
+        for (int t = 0; t < THREADS; t++) {
+            bins.add(new ArrayList<>());
+        }
+        return new long[THREADS];
+    }
+
+    /** Greedy balancing: a unit goes to the least loaded bin (units arrive in index order). */
+    private static void addUnit(List<List<Runnable>> bins, long[] cost, List<Runnable> unit, int weight) {
+        if (unit.isEmpty()) {
+            return;
+        }
+        int best = 0;
+        for (int t = 1; t < cost.length; t++) {
+            if (cost[t] < cost[best]) {
+                best = t;
+            }
+        }
+        bins.get(best).addAll(unit);
+        cost[best] += weight;
+    }
+
+    private static void run(List<List<Runnable>> bins) {
+        synchronized (LOCK) {
+            Blas blas = Nd4j.factory().blas();
+            int previous = blas.getMaxThreads();
+            boolean switchThreads = THREADS > 1 && previous != 1;
+            if (switchThreads) {
+                blas.setMaxThreads(1);
+            }
+            try {
+                List<Future<?>> futures = new ArrayList<>();
+                for (int t = 1; t < bins.size(); t++) {
+                    List<Runnable> bin = bins.get(t);
+                    if (!bin.isEmpty()) {
+                        futures.add(POOL.submit(() -> bin.forEach(Runnable::run)));
+                    }
+                }
+                bins.get(0).forEach(Runnable::run);
+                for (Future<?> f : futures) {
+                    try {
+                        f.get();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("interrupted in block-sparse kernel", e);
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        throw new IllegalStateException("block-sparse kernel failed", e.getCause());
+                    }
+                }
+            } finally {
+                if (switchThreads) {
+                    blas.setMaxThreads(previous);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ strided BLAS calls
+
+    /** A strided matrix in native memory: element (r, c) at address + (off + r*rs + c*cs) * elementSize. */
+    static final class Mat {
+        final long address;
+        final long off;
+        final long rs;
+        final long cs;
+        final boolean isDouble;
+
+        Mat(long address, long off, long rs, long cs, boolean isDouble) {
+            this.address = address;
+            this.off = off;
+            this.rs = rs;
+            this.cs = cs;
+            this.isDouble = isDouble;
+        }
+
+        static Mat of(INDArray a) {
+            Pointer p = a.data().addressPointer();
+            long elem = a.data().getElementSize();
+            long base = p.address() + p.position() * elem;
+            // a view's DataBuffer is itself a view whose address already includes its offset
+            long off = a.offset() - a.data().offset();
+            return new Mat(base, off, a.stride(0), a.stride(1), a.dataType() == DataType.DOUBLE);
+        }
+
+        Mat sub(long r0, long c0) {
+            return new Mat(address, off + r0 * rs + c0 * cs, rs, cs, isDouble);
+        }
+
+        Mat t() {
+            return new Mat(address, off, cs, rs, isDouble);
+        }
+    }
+
+    private static boolean colMajor(Mat a, int rows, int cols) {
+        return a.rs == 1 && a.cs >= Math.max(1, rows);
+    }
+
+    private static boolean rowMajor(Mat a, int rows, int cols) {
+        return a.cs == 1 && a.rs >= Math.max(1, cols);
+    }
+
+    /** C[m x n] = A[m x k] B[k x n] + beta C, for any mix of row- and column-major operands. */
+    static void gemm(int m, int n, int k, Mat a, Mat b, Mat c, double beta) {
+        if (colMajor(c, m, n)) {
+            colMajorGemm(m, n, k, a, b, c, beta);
+        } else if (rowMajor(c, m, n)) {
+            colMajorGemm(n, m, k, b.t(), a.t(), c.t(), beta);     // C^T = B^T A^T
+        } else {
+            throw new IllegalStateException("output panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
+        }
+    }
+
+    private static void colMajorGemm(int m, int n, int k, Mat a, Mat b, Mat c, double beta) {
+        int transA, lda, transB, ldb;
+        if (colMajor(a, m, k)) {
+            transA = openblas_nolapack.CblasNoTrans;
+            lda = (int) a.cs;
+        } else if (rowMajor(a, m, k)) {
+            transA = openblas_nolapack.CblasTrans;
+            lda = (int) a.rs;
+        } else {
+            throw new IllegalStateException("A panel is not BLAS compatible: rs=" + a.rs + " cs=" + a.cs);
+        }
+        if (colMajor(b, k, n)) {
+            transB = openblas_nolapack.CblasNoTrans;
+            ldb = (int) b.cs;
+        } else if (rowMajor(b, k, n)) {
+            transB = openblas_nolapack.CblasTrans;
+            ldb = (int) b.rs;
+        } else {
+            throw new IllegalStateException("B panel is not BLAS compatible: rs=" + b.rs + " cs=" + b.cs);
+        }
+        int ldc = (int) Math.max(c.cs, Math.max(1, m));
+        if (c.isDouble) {
+            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, 1.0,
+                    doubleAt(a), lda, doubleAt(b), ldb, beta, doubleAt(c), ldc);
+        } else {
+            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, 1.0f,
+                    floatAt(a), lda, floatAt(b), ldb, (float) beta, floatAt(c), ldc);
+        }
+    }
+
+    private static FloatPointer floatAt(Mat a) {
+        final long addr = a.address + a.off * 4L;
+        return new FloatPointer() {
+            {
+                address = addr;
+            }
+        };
+    }
+
+    private static DoublePointer doubleAt(Mat a) {
+        final long addr = a.address + a.off * 8L;
+        return new DoublePointer() {
+            {
+                address = addr;
+            }
+        };
+    }
+}

@@ -1,0 +1,91 @@
+package org.sparseflow.ops.matmul;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** SparseLinear against the dense masked reference y = x (W o M) + b, in double. */
+class SparseLinearEquivalenceTest {
+
+    static Stream<Arguments> cases() {
+        List<Arguments> out = new ArrayList<>();
+        String[] patterns = {"unstructured", "block8", "block16", "block32", "block64", "2:4"};
+        Random r = new Random(7);
+        for (String p : patterns) {
+            for (int rep = 0; rep < 3; rep++) {
+                int unit = p.startsWith("block") ? Integer.parseInt(p.substring(5)) : 4;
+                int nIn = unit * (1 + r.nextInt(4));
+                int nOut = (p.startsWith("block") ? unit : 4) * (1 + r.nextInt(4));
+                int batch = 1 + r.nextInt(20);
+                double density = 0.05 + 0.95 * r.nextDouble();
+                char[] orders = {'c', 'f'};
+                out.add(Arguments.of(p, batch, nIn, nOut, density, (long) r.nextInt(1000), orders[rep % 2]));
+            }
+        }
+        return out.stream();
+    }
+
+    private static double relErr(INDArray a, INDArray b) {
+        double diff = a.sub(b).norm2Number().doubleValue();
+        double scale = Math.max(1e-12, b.norm2Number().doubleValue());
+        return diff / scale;
+    }
+
+    @ParameterizedTest(name = "{0} N={1} nIn={2} nOut={3} d={4}")
+    @MethodSource("cases")
+    void matchesDenseMaskedReference(String pattern, int batch, int nIn, int nOut, double density, long seed, char order) {
+        Nd4j.getRandom().setSeed(seed);
+        SparseMask mask = PatternSpec.parse(pattern).random(nIn, nOut, density, seed);
+        INDArray x = Nd4j.randn(DataType.DOUBLE, batch, nIn).dup(order);
+        INDArray w = Nd4j.randn(DataType.DOUBLE, nIn, nOut).dup(order);
+        INDArray b = Nd4j.randn(DataType.DOUBLE, nOut);
+        INDArray dy = Nd4j.randn(DataType.DOUBLE, batch, nOut).dup(order);
+        INDArray m = mask.toDense(DataType.DOUBLE);
+        INDArray wm = w.mul(m);
+
+        INDArray yRef = x.mmul(wm).addRowVector(b);
+        INDArray y = SparseLinear.forward(x, w, b, mask);
+        assertTrue(relErr(y, yRef) < 1e-12, "forward rel err " + relErr(y, yRef));
+
+        SparseLinear.Grads g = SparseLinear.backward(x, w, mask, dy, false);
+        assertTrue(relErr(g.dx(), dy.mmul(wm.transpose())) < 1e-12, "dx");
+        INDArray dwDense = x.transpose().mmul(dy);
+        assertTrue(relErr(g.dW(), dwDense.mul(m)) < 1e-12, "dW masked");
+        assertEquals(0.0, g.dW().mul(m.rsub(1.0)).norm2Number().doubleValue(), 0.0, "dW zero outside mask");
+        assertTrue(relErr(g.dBias(), dy.sum(0)) < 1e-12, "dBias");
+
+        SparseLinear.Grads gd = SparseLinear.backward(x, w, mask, dy, true);
+        assertTrue(relErr(gd.dW(), dwDense) < 1e-12, "dense dW");
+    }
+
+    @Test
+    void stridedViewsAndFloatMatchReference() {
+        // operands are views into larger arrays (non-zero offsets), in FLOAT
+        SparseMask mask = PatternSpec.parse("block16").random(64, 96, 0.3, 3);
+        INDArray bigX = Nd4j.rand(DataType.FLOAT, 40, 100);
+        INDArray x = bigX.get(NDArrayIndex.interval(5, 37), NDArrayIndex.interval(20, 84));
+        INDArray bigW = Nd4j.rand(DataType.FLOAT, 70, 100).dup('f');
+        INDArray w = bigW.get(NDArrayIndex.interval(3, 67), NDArrayIndex.interval(1, 97));
+        INDArray yRef = x.mmul(w.mul(mask.toDense(DataType.FLOAT)));
+        INDArray y = SparseLinear.forward(x, w, null, mask);
+        assertTrue(relErr(y, yRef) < 1e-5, "rel err " + relErr(y, yRef));
+        INDArray out = Nd4j.zeros(DataType.FLOAT, 60, 120).get(NDArrayIndex.interval(10, 42), NDArrayIndex.interval(7, 103));
+        SparseLinear.forwardInto(x, w, null, mask, out);
+        assertTrue(relErr(out, yRef) < 1e-5);
+    }
+}
