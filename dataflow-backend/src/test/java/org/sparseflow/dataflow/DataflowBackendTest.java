@@ -65,8 +65,11 @@ class DataflowBackendTest {
         assertTrue(recorded >= 10, "one iteration of a 3-layer MLP runs tens of ops, recorded " + recorded);
         assertTrue(Integer.parseInt(df.get("MATMULS")) >= 3, "forward matmuls are visible: " + df);
         assertTrue(Double.parseDouble(df.get("SIMSTEP")) > 0);
-        System.out.println("RESULT dataflow recording-overhead iterations=" + (iterations - 1) + " fit_ms_plain=" + plain.get("FITMS")
-                + " fit_ms_dataflow=" + df.get("FITMS") + " ops_per_iteration=" + recorded + " measured=true");
+        double perIterationMs = Double.parseDouble(plain.get("FITMS")) / (iterations - 1);
+        double recordMsPerIteration = Double.parseDouble(df.get("RECORDNS")) * recorded / 1e6;
+        System.out.println(String.format(java.util.Locale.ROOT, "RESULT dataflow recording-overhead iterations=%d fit_ms_plain=%s fit_ms_dataflow=%s "
+                + "ops_per_iteration=%d record_ns_per_op=%s overhead_pct=%.2f measured=true", iterations - 1, plain.get("FITMS"), df.get("FITMS"),
+                recorded, df.get("RECORDNS"), 100 * recordMsPerIteration / perIterationMs));
     }
 
     @Test

@@ -64,6 +64,15 @@ public final class DlTrainingChild {
         System.out.println(String.format(Locale.ROOT, "FITMS %.3f", fitMs));
         OpRecorder rec = OpRecorder.global();
         List<Integer> its = rec.iterations();
+        // recording cost in isolation: record() on arrays of this network, into a throw-away iteration
+        INDArray w = net.getLayer(1).getParam("W");
+        List<INDArray> in = List.of(x, w), out = List.of(y);
+        int n = 20000;
+        int scratch = rec.nextIteration();
+        long r0 = System.nanoTime();
+        for (int i = 0; i < n; i++) org.sparseflow.dataflow.backend.Recording.record("matmul", "custom", in, out, null);
+        double recordNs = (System.nanoTime() - r0) / (double) n;
+        System.out.println(String.format(Locale.ROOT, "RECORDNS %.1f", recordNs));
         System.out.println("ITERATIONS " + its);
         if (its.size() >= 2) {
             int it = its.get(its.size() - 2); // last complete iteration

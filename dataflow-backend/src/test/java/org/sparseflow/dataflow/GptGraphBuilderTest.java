@@ -74,6 +74,19 @@ class GptGraphBuilderTest {
     }
 
     @Test
+    void specJsonRoundTripsAndRejectsBadFields() {
+        GptSpec s = GptSpec.preset("gpt3-13b").sparsity(0.875).pattern("block16").recompute("full");
+        s.setSparseFc2(false);
+        GptSpec back = GptSpec.fromJson(s.toJson());
+        assertEquals(s, back);
+        assertEquals(GptGraphBuilder.build(s, 1).totalFlops(), GptGraphBuilder.build(back, 1).totalFlops());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GptSpec.fromJson("{\"layerz\": 3}"));
+        assertTrue(e.getMessage().contains("layerz"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> GptSpec.fromJson(s.toJson().replace("\"recompute\" : \"full\"", "\"recompute\" : \"some\"")));
+        assertTrue(e.getMessage().contains("some"), e.getMessage());
+    }
+
+    @Test
     void presetParameterCountsAreTheKnownSizes() {
         // GPT-2 small ~124M with tied embeddings and a 1024 context; GPT-3 13B ~12.9B
         assertEquals(124e6, GptSpec.preset("gpt2-small").parameterCount(), 1e6);

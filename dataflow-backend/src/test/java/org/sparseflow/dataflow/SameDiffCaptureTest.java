@@ -58,6 +58,22 @@ class SameDiffCaptureTest {
     }
 
     @Test
+    void trainingCaptureAddsBackwardAndOneUpdatePerVariable() {
+        SameDiff sd = mlp();
+        SDVariable label = sd.placeHolder("label", DataType.FLOAT, -1, 3);
+        sd.loss.logLoss("loss", label, sd.getVariable("out"));
+        sd.setLossVariables("loss");
+        OpGraph fwd = SameDiffCapture.capture(sd, 4);
+        OpGraph train = SameDiffCapture.captureTraining(sd, 4);
+        assertTrue(train.ops().stream().anyMatch(o -> o.phase() == org.sparseflow.dataflow.graph.Phase.BACKWARD), "backward ops captured");
+        assertEquals(3, train.ops().stream().filter(o -> o.kind() == OpKind.OPTIMIZER).count(), "w1, b1, w2");
+        assertTrue(train.totalFlops() > 2 * fwd.totalFlops());
+        assertTrue(new DataflowSimulator(ChipSpec.builtin("sn10")).simulate(train, ExecutionMode.DATAFLOW, 4).stepSeconds() > 0);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SameDiffCapture.captureTraining(mlp(), 4));
+        assertTrue(e.getMessage().contains("loss"), e.getMessage());
+    }
+
+    @Test
     void nullOrBadArgumentsAreRejected() {
         assertThrows(IllegalArgumentException.class, () -> SameDiffCapture.capture(null, 1));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SameDiffCapture.capture(mlp(), 0));

@@ -23,12 +23,12 @@ public final class PresetsCommand implements Callable<Integer> {
         out.println("Models (--model <name>, or a saved DL4J model .zip):");
         org.sparseflow.examples.train.ModelCatalog.names().forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
         out.println();
-        out.println("Hardware files (simulate):");
+        out.println("Hardware (simulate --chip / --baseline, or your own JSON file with --chip-file / --gpu-file):");
         var hw = Catalogs.hardwareFiles();
         if (hw.isEmpty()) {
             out.println("  (none in this build)");
         }
-        hw.forEach((k, v) -> out.printf("  %-24s %s%n", k, v));
+        hw.forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
         out.flush();
         return 0;
     }

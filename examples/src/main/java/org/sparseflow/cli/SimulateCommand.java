@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
                 "and compare it with the dense model on a GPU (kernel-by-kernel roofline). Assumptions: docs/dataflow-model.md."})
 public final class SimulateCommand implements Callable<Integer> {
 
-    @Option(names = "--model", defaultValue = "gpt3-13b", description = "gpt-mini, gpt2-small or gpt3-13b (default: ${DEFAULT-VALUE})")
+    @Option(names = "--model", defaultValue = "gpt3-13b", description = "gpt-mini, gpt2-small, gpt3-13b, or a GPT JSON file written by GptSpec.toJson() (default: ${DEFAULT-VALUE})")
     String model;
 
     @Option(names = "--seq", description = "sequence length (default: the model's)")

@@ -46,6 +46,17 @@ class InterruptResumeTest {
         check(tmp, null);
     }
 
+    @Test
+    void mstResumeEqualsUninterrupted(@TempDir Path tmp) throws Exception {
+        // MST with a topology update every 3 steps, so the cut at step 5 lands between updates with masks,
+        // optimizer state and the MST RNG all in play
+        Path yaml = Path.of(InterruptResumeTest.class.getResource("/mst-fast.yaml").toURI());
+        check(tmp, yaml.toString());
+        var rows = MetricsLog.read(tmp.resolve("cut").resolve("metrics.jsonl"));
+        double lastDensity = rows.get(rows.size() - 1).get("density").asDouble();
+        assertTrue(lastDensity < 0.9, "MST made the model sparse: density " + lastDensity);
+    }
+
     static void check(Path tmp, String sparsity) throws Exception {
         Trainer full = Experiments.start(config(sparsity), tmp.resolve("full")).progress(QUIET, false, "");
         Trainer.Result a = full.run();

@@ -195,6 +195,13 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
             }
             b.requestDense(core.isTopologyStep(core.step()));
         }
+        if (attentionApplier == null) {
+            List<org.deeplearning4j.nn.api.Layer> att = Dl4jWeights.attentionLayers(model);
+            if (!att.isEmpty()) {
+                core.setAttentionLayers(att.size());
+                attentionApplier = (i, p) -> Dl4jWeights.setAttentionPattern(att.get(i), p);
+            }
+        }
         LOG.info("MST bound {} weights of {}: {}", dl4j.size(), model.getClass().getSimpleName(),
                 core.snapshotRecord().layerDensity);
         applyAttention();

@@ -2,6 +2,9 @@ package org.sparseflow.spark;
 
 import org.deeplearning4j.datasets.iterator.utilty.ListDataSetIterator;
 import org.deeplearning4j.nn.api.Model;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.optimize.api.TrainingListener;
 import org.deeplearning4j.parallelism.ParallelWrapper;
 import org.nd4j.linalg.dataset.DataSet;
 import org.slf4j.Logger;
@@ -13,6 +16,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.UUID;
 
@@ -125,6 +129,12 @@ public final class ParallelMstTrainer {
         return new ArrayList<>(log);
     }
 
+    private static Collection<TrainingListener> listenersOf(Model m) {
+        Collection<TrainingListener> l = m instanceof MultiLayerNetwork ? ((MultiLayerNetwork) m).getListeners()
+                : m instanceof ComputationGraph ? ((ComputationGraph) m).getListeners() : null;
+        return l == null ? new ArrayList<>() : new ArrayList<>(l);
+    }
+
     /** Trains to the end of the MST schedule over {@code batches} (cycled, interval i from minibatch i*deltaT*workers). */
     public Model fit(List<DataSet> batches) {
         if (batches == null || batches.isEmpty()) {
@@ -151,10 +161,13 @@ public final class ParallelMstTrainer {
                         .reportScoreAfterAveraging(false)
                         .build();
                 pw.setListeners(new MaskGuardListener(runId, i, mst.digests(), 1));
+                // replica 0 is the model itself and keeps the wrapper's listeners after fit: restore the user's
+                Collection<TrainingListener> own = listenersOf(net);
                 try {
-                    pw.fit(new ListDataSetIterator<>(chunk, chunk.get(0).numExamples()));
+                    pw.fit(new ListDataSetIterator<>(chunk, 1)); // one list element (a minibatch) per next()
                 } finally {
                     pw.shutdown();
+                    net.setListeners(own);
                 }
                 double score = net.score();
                 long leaked = 0;

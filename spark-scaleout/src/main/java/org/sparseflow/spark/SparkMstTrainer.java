@@ -201,7 +201,8 @@ public final class SparkMstTrainer {
                 SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc, net, tm);
                 spark.setListeners(new MaskGuardListener(runId, i, mst.digests(), auditEvery));
                 spark.fit(chunk);
-                double score = spark.getScore();
+                // parameter averaging reports the workers' mean score on the Spark wrapper, gradient sharing on the network
+                double score = spark.getScore() != 0.0 ? spark.getScore() : net.score();
                 long leaked = 0;
                 for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
                     leaked += MaskedWeights.violations(r);

@@ -79,7 +79,10 @@ final class ScaleOutFixtures {
      * workers in that step (merged), so both runs see the same data per step and the same MST schedule.
      */
     static MultiLayerNetwork singleMachine(MstConfig config, List<DataSet> batches, int workers, long seed) {
-        MultiLayerNetwork net = sparseMlp(seed);
+        return singleMachine(sparseMlp(seed), config, batches, workers);
+    }
+
+    static MultiLayerNetwork singleMachine(MultiLayerNetwork net, MstConfig config, List<DataSet> batches, int workers) {
         MstListener mst = new MstListener(config);
         net.setListeners(mst);
         long steps = config.getSchedule().getTotalSteps();

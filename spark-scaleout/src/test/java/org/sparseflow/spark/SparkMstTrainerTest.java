@@ -165,4 +165,32 @@ class SparkMstTrainerTest {
                 + " topologyUpdates=" + updates + " workerObservations=" + MaskLedger.observations(t.runId()).size());
         assertTrue(after < before, "gradient sharing did not train: " + before + " -> " + after);
     }
+
+    @Test
+    void gptStyleCausalAttentionModelKeepsMasksAndMatchesSingleMachine() {
+        int intervals = 6;
+        int deltaT = 8;
+        MstConfig cfg = CausalLmFixtures.mst(deltaT, intervals);
+        List<DataSet> lm = CausalLmFixtures.data(deltaT * intervals * WORKERS, 31);
+        DataSet val = DataSet.merge(CausalLmFixtures.data(8, 77));
+        double singleLoss = ScaleOutFixtures.singleMachine(CausalLmFixtures.causalLm(SEED), cfg, lm, WORKERS)
+                .score(val);
+        Supplier<TrainingMaster<?, ?>> pa = () -> new ParameterAveragingTrainingMaster.Builder(CausalLmFixtures.BATCH)
+                .batchSizePerWorker(CausalLmFixtures.BATCH).averagingFrequency(1).workerPrefetchNumBatches(0)
+                .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never).rngSeed(SEED).build();
+        MultiLayerNetwork net = CausalLmFixtures.causalLm(SEED);
+        double before = net.score(val);
+        SparkMstTrainer t = new SparkMstTrainer(sc, net, cfg, pa, WORKERS);
+        assertEquals(4, t.driverDigests().size(), "Wq, Wk, Wv, Wo of the attention block are MST-driven");
+        t.fit(sc.parallelize(lm, WORKERS));
+        double sparkLoss = net.score(val);
+        assertWorkersConsistent(t.runId(), t, WORKERS);
+        long updates = t.log().stream().filter(l -> l.mst.topologyUpdated).count();
+        System.out.println("RESULT spark-mst causal-lm lossBefore=" + before + " singleLoss=" + singleLoss
+                + " sparkLoss=" + sparkLoss + " relDiff=" + ScaleOutFixtures.relDiff(sparkLoss, singleLoss)
+                + " topologyUpdates=" + updates + " density=" + t.log().get(t.log().size() - 1).mst.globalDensity);
+        assertEquals(intervals - 1, updates);
+        assertTrue(sparkLoss < 0.9 * before, "the language model did not learn: " + before + " -> " + sparkLoss);
+        assertTrue(ScaleOutFixtures.relDiff(sparkLoss, singleLoss) < 0.03, sparkLoss + " vs single " + singleLoss);
+    }
 }

@@ -42,7 +42,16 @@ public final class SimulateRunner {
     private SimulateRunner() { }
 
     public static GptSpec spec(Options o) {
-        GptSpec s = GptSpec.preset(o.model);
+        GptSpec s;
+        if (o.model != null && o.model.endsWith(".json")) {
+            try {
+                s = GptSpec.fromJson(java.nio.file.Files.readString(Path.of(o.model)));
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("--model file '" + o.model + "' cannot be read: " + e.getMessage(), e);
+            }
+        } else {
+            s = GptSpec.preset(o.model);
+        }
         if (o.seq != null) s.seq(o.seq);
         if (o.layers != null) s.layers(o.layers);
         if (o.batch != null) s.batch(o.batch);
@@ -73,7 +82,9 @@ public final class SimulateRunner {
                 ReportJson.write(o.out.resolve("report.json"), ReportJson.toJson(c));
                 ReportJson.write(o.out.resolve("trace.json"), ChromeTrace.toJson(List.of(c.dataflow(), c.kernelByKernel(), c.gpuDense())));
                 Chart.writePng(o.out.resolve("step-time.png"), s.getName() + " sparsity " + s.getSparsity() + " on " + chip.name() + " vs dense on " + gpu.name(),
-                        List.of(c.dataflow(), c.kernelByKernel(), c.gpuDense(), c.gpuSparse()));
+                        List.of(c.dataflow(), c.kernelByKernel(), c.gpuDense(), c.gpuSparse()),
+                        List.of("sparse, " + chip.name() + " dataflow", "sparse, " + chip.name() + " kernel-by-kernel",
+                                "dense, " + gpu.name() + " (baseline)", "sparse, " + gpu.name()));
                 out.println("wrote " + o.out.resolve("report.json") + ", " + o.out.resolve("trace.json") + " (Perfetto / chrome://tracing), "
                         + o.out.resolve("step-time.png") + " — all SIMULATED");
             }

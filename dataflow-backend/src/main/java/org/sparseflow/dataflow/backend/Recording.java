@@ -31,7 +31,8 @@ public final class Recording {
         return Long.toHexString(addr) + "+" + a.offset() + ":" + a.length();
     }
 
-    static void record(String opName, String category, List<INDArray> in, List<INDArray> out, CustomOp custom) {
+    /** Records one executed op (public so the recording cost can be measured in isolation). */
+    public static void record(String opName, String category, List<INDArray> in, List<INDArray> out, CustomOp custom) {
         OpRecorder rec = OpRecorder.global();
         if (!rec.isEnabled()) return;
         List<long[]> is = new ArrayList<>(), os = new ArrayList<>();

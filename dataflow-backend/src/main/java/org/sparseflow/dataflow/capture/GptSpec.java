@@ -134,6 +134,33 @@ public final class GptSpec {
     public void setGlobalBatch(int v) { globalBatch = v; }
     public GptSpec globalBatch(int v) { globalBatch = v; return this; }
 
+    /** JSON form (all fields); {@link #fromJson(String)} is its inverse. */
+    public String toJson() {
+        try {
+            return new org.nd4j.shade.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(this);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Reads a spec written by {@link #toJson()} (unknown fields are rejected) and validates it. */
+    public static GptSpec fromJson(String json) {
+        try {
+            return new org.nd4j.shade.jackson.databind.ObjectMapper().readValue(json, GptSpec.class).validate();
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException("not a GPT model description: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof GptSpec g && g.toString().equals(toString()) && g.globalBatch == globalBatch && g.sparseQkv == sparseQkv
+                && g.sparseProj == sparseProj && g.sparseFc1 == sparseFc1 && g.sparseFc2 == sparseFc2;
+    }
+
+    @Override
+    public int hashCode() { return toString().hashCode(); }
+
     public GptSpec copy() {
         GptSpec c = new GptSpec().name(name).layers(layers).dModel(dModel).heads(heads).ffn(ffn).seq(seq).batch(batch)
                 .vocab(vocab).sparsity(sparsity).pattern(pattern).recompute(recompute).globalBatch(globalBatch);

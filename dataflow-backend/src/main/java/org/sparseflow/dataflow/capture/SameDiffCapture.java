@@ -41,7 +41,28 @@ public final class SameDiffCapture {
         return capture(sd, 1, knownShapes);
     }
 
+    /**
+     * A whole training step without executing it: the forward + backward graph SameDiff builds for
+     * {@code fit()} ({@code createGradFunction()}, needs loss variables) plus one Adam update per trainable
+     * variable (fp32 moments), since M2.1 applies updaters outside the graph.
+     */
+    public static OpGraph captureTraining(SameDiff sd, long batch) {
+        if (sd == null) throw new IllegalArgumentException("sd must not be null");
+        if (sd.getLossVariables() == null || sd.getLossVariables().isEmpty()) {
+            throw new IllegalArgumentException("sd has no loss variables; call sd.setLossVariables(...) before capturing a training step");
+        }
+        if (sd.getFunction("grad") == null) sd.createGradFunction();
+        SameDiff grad = sd.getFunction("grad");
+        List<String> trainable = new ArrayList<>();
+        for (SDVariable v : sd.variables()) if (v.getVariableType() == VariableType.VARIABLE) trainable.add(v.name());
+        return capture(grad, batch, null, trainable);
+    }
+
     private static OpGraph capture(SameDiff sd, long batch, Map<String, long[]> known) {
+        return capture(sd, batch, known, List.of());
+    }
+
+    private static OpGraph capture(SameDiff sd, long batch, Map<String, long[]> known, List<String> optimizerFor) {
         if (sd == null) throw new IllegalArgumentException("sd must not be null");
         if (batch < 1) throw new IllegalArgumentException("batch must be >= 1, got " + batch);
         OpGraph.Builder b = OpGraph.builder("samediff");
@@ -112,6 +133,19 @@ public final class SameDiffCapture {
             }
             double flops = OpClassifier.flops(kind, opName, is, outShapes.toArray(new long[0][]), density);
             b.op(op.getName(), opName, kind, phase, -1, flops, in, out, sp);
+        }
+        for (String w : optimizerFor) {
+            long[] shape = shapes.get(w);
+            if (shape == null) continue;
+            Tensor wt = tensors.get(w);
+            if (wt == null) wt = b.tensor(w, shape, DType.FP32, TensorKind.WEIGHT);
+            Tensor g = tensors.get(w + "-grad");
+            if (g == null) g = b.tensor(w + "-grad", shape, wt.dtype(), TensorKind.WEIGHT_GRAD);
+            Tensor m = b.tensor(w + ".m", shape, DType.FP32, TensorKind.OPTIMIZER_STATE);
+            Tensor v = b.tensor(w + ".v", shape, DType.FP32, TensorKind.OPTIMIZER_STATE);
+            List<Tensor> outs = List.of(b.tensor(w + "'", shape, wt.dtype(), TensorKind.WEIGHT),
+                    b.tensor(w + ".m'", shape, DType.FP32, TensorKind.OPTIMIZER_STATE), b.tensor(w + ".v'", shape, DType.FP32, TensorKind.OPTIMIZER_STATE));
+            b.op("adam." + w, "adam_updater", OpKind.OPTIMIZER, Phase.OPTIMIZER, -1, 12.0 * OpClassifier.length(shape), List.of(wt, g, m, v), outs);
         }
         return b.build();
     }

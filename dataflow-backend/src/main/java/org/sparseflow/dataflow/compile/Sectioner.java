@@ -179,7 +179,7 @@ public final class Sectioner {
                     double b = 2 * tile(t);
                     buffers += b;
                     mus += units(b);
-                    in += t.bytes();
+                    in += op.readBytes(t);
                 }
             }
             for (Tensor t : op.outputs()) {

@@ -63,6 +63,15 @@ public final class OpNode {
         return b;
     }
 
+    /**
+     * Bytes of input t that this op actually reads: a gather (embedding lookup) reads only the rows it
+     * returns, not the whole table; every other op reads its inputs whole.
+     */
+    public double readBytes(Tensor t) {
+        if (kind == OpKind.GATHER && t.kind() == TensorKind.WEIGHT) return Math.min(t.bytes(), outputBytes());
+        return t.bytes();
+    }
+
     /** Bytes this op moves when it runs as its own kernel (all inputs read, all outputs written). */
     public double kernelBytes() { return inputBytes() + outputBytes(); }
 

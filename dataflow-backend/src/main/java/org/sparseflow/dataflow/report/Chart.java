@@ -19,9 +19,18 @@ public final class Chart {
     private Chart() { }
 
     public static void writePng(Path file, String title, List<SimulationReport> reports) {
+        List<String> labels = new java.util.ArrayList<>();
+        for (SimulationReport r : reports) labels.add(r.target() + " " + r.mode());
+        writePng(file, title, reports, labels);
+    }
+
+    /** Same, with one category label per report (labels must be distinct). */
+    public static void writePng(Path file, String title, List<SimulationReport> reports, List<String> labels) {
+        if (labels.size() != reports.size()) throw new IllegalArgumentException("labels (" + labels.size() + ") must match reports (" + reports.size() + ")");
         System.setProperty("java.awt.headless", "true");
         DefaultCategoryDataset ds = new DefaultCategoryDataset();
-        for (SimulationReport r : reports) {
+        for (int i = 0; i < reports.size(); i++) {
+            SimulationReport r = reports.get(i);
             double fwd = 0, bwd = 0, opt = 0;
             for (SectionTiming s : r.sections()) {
                 double t = s.totalS() * s.repeats();
@@ -31,7 +40,7 @@ public final class Chart {
                     default: opt += t;
                 }
             }
-            String cat = r.target() + " " + r.mode() + (r.stepFlops() > 0 ? "" : "");
+            String cat = labels.get(i);
             ds.addValue(fwd, "forward", cat);
             ds.addValue(bwd, "backward", cat);
             ds.addValue(opt, "optimizer + other", cat);

@@ -70,7 +70,7 @@ public final class GpuSimulator {
     /** [compute seconds, bytes moved]. */
     double[] computeAndBytes(OpNode op) {
         double bytes = 0;
-        for (Tensor t : op.inputs()) bytes += denseAwareBytes(t);
+        for (Tensor t : op.inputs()) bytes += Math.min(denseAwareBytes(t), op.readBytes(t) * denseAwareBytes(t) / Math.max(1e-30, t.bytes()));
         for (Tensor t : op.outputs()) {
             bytes += denseAwareBytes(t);
             // weight gradients accumulate over micro-batches: read-modify-write

@@ -31,7 +31,29 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
     /** Everything the forward pass computed that the backward pass needs. */
     private record Fwd(long b, long t, INDArray x2, INDArray q, INDArray k, INDArray v, SparseAttention.Result att,
-                       INDArray o2, INDArray z2, BlockLayout layout, double scale) { }
+                       MaskedDenseAttention.Fwd dense, INDArray o2, INDArray z2, BlockLayout layout, double scale) { }
+
+    /**
+     * Which implementation computes attention: the samediff-ops block-sparse kernel ("kernel") or an ND4J
+     * dense computation restricted to the same layout ("dense"). System property sparseflow.attention.
+     */
+    static boolean useKernel() {
+        return "kernel".equalsIgnoreCase(System.getProperty("sparseflow.attention", DEFAULT_ATTENTION));
+    }
+
+    /** Default implementation: the sparse kernel. */
+    static final String DEFAULT_ATTENTION = "kernel";
+
+    private final Map<Long, INDArray> keepMasks = new HashMap<>();
+    private BlockLayout keepLayout;
+
+    private INDArray keepMask(BlockLayout layout, long b) {
+        if (keepLayout != layout) {
+            keepMasks.clear();
+            keepLayout = layout;
+        }
+        return keepMasks.computeIfAbsent(b, bb -> MaskedDenseAttention.keep(layout, bb, dataType));
+    }
 
     private boolean sparseProjections() {
         return layerConf().getProjectionPattern() != null;
@@ -65,16 +87,18 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         return l;
     }
 
+    /** [B*T, H*D] rows -> contiguous [B, H, T, D]. */
     private static INDArray heads(INDArray a2, long b, long t, long h, long d) {
-        return a2.reshape('c', b, t, h, d).permute(0, 2, 1, 3);
+        return a2.reshape('c', b, t, h, d).permute(0, 2, 1, 3).dup('c');
     }
 
     private static INDArray rows(INDArray a4, long b, long t, long n) {
         return a4.permute(0, 2, 1, 3).dup('c').reshape('c', b * t, n);
     }
 
-    private Fwd forward(boolean training) {
+    private Fwd forward(boolean training, LayerWorkspaceMgr mgr) {
         assertInputSet(false);
+        applyDropOutIfNecessary(training, mgr);
         CausalSelfAttentionLayer c = layerConf();
         if (input.rank() != 3 || input.size(1) != c.getNIn()) {
             throw new IllegalArgumentException(LayerValidation.where(c.getLayerName()) + "input shape = "
@@ -88,15 +112,24 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         INDArray q = heads(SparseKernels.linearForward(x2, getParam("Wq"), bias("q"), mask("q")), b, t, h, d);
         INDArray k = heads(SparseKernels.linearForward(x2, getParam("Wk"), bias("k"), mask("k")), b, t, h, d);
         INDArray v = heads(SparseKernels.linearForward(x2, getParam("Wv"), bias("v"), mask("v")), b, t, h, d);
-        SparseAttention.Result att = SparseAttention.forward(q, k, v, layout, scale);
-        INDArray o2 = rows(att.out(), b, t, n);
+        SparseAttention.Result att = null;
+        MaskedDenseAttention.Fwd dense = null;
+        INDArray out;
+        if (useKernel()) {
+            att = SparseAttention.forward(q, k, v, layout, scale);
+            out = att.out();
+        } else {
+            dense = MaskedDenseAttention.forward(q, k, v, keepMask(layout, b), scale);
+            out = dense.out();
+        }
+        INDArray o2 = rows(out, b, t, n);
         INDArray z2 = SparseKernels.linearForward(o2, getParam("Wo"), bias("o"), mask("o"));
-        return new Fwd(b, t, x2, q, k, v, att, o2, z2, layout, scale);
+        return new Fwd(b, t, x2, q, k, v, att, dense, o2, z2, layout, scale);
     }
 
     @Override
     public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-        Fwd f = forward(training);
+        Fwd f = forward(training, mgr);
         INDArray a2 = layerConf().getActivationFn().getActivation(f.z2.dup(), training);
         INDArray out = a2.reshape('c', f.b, f.t, layerConf().getNOut()).permute(0, 2, 1);
         return mgr.leverageTo(ArrayType.ACTIVATIONS, out.dup('f'));
@@ -105,17 +138,28 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
     @Override
     public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
         assertInputSet(true);
-        Fwd f = forward(true);
+        Fwd f = forward(true, mgr);
         CausalSelfAttentionLayer c = layerConf();
         long n = c.getNOut(), h = c.getNHeads(), d = n / h;
         INDArray eps2 = epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', f.b * f.t, n);
         INDArray delta = c.getActivationFn().backprop(f.z2.dup(), eps2).getFirst();
         INDArray dO2 = backLinear("o", f.o2, delta);
-        SparseAttention.Grads g = SparseAttention.backward(f.q, f.k, f.v, f.att, heads(dO2.dup('c'), f.b, f.t, h, d),
-                f.layout, f.scale);
-        INDArray dx2 = backLinear("q", f.x2, rows(g.dq(), f.b, f.t, n));
-        dx2.addi(backLinear("k", f.x2, rows(g.dk(), f.b, f.t, n)));
-        dx2.addi(backLinear("v", f.x2, rows(g.dv(), f.b, f.t, n)));
+        INDArray dOut = heads(dO2.dup('c'), f.b, f.t, h, d);
+        INDArray dq, dk, dv;
+        if (f.att != null) {
+            SparseAttention.Grads g = SparseAttention.backward(f.q, f.k, f.v, f.att, dOut, f.layout, f.scale);
+            dq = g.dq();
+            dk = g.dk();
+            dv = g.dv();
+        } else {
+            MaskedDenseAttention.Grads g = MaskedDenseAttention.backward(f.q, f.k, f.v, f.dense, dOut.dup('c'), f.scale);
+            dq = g.dq();
+            dk = g.dk();
+            dv = g.dv();
+        }
+        INDArray dx2 = backLinear("q", f.x2, rows(dq, f.b, f.t, n));
+        dx2.addi(backLinear("k", f.x2, rows(dk, f.b, f.t, n)));
+        dx2.addi(backLinear("v", f.x2, rows(dv, f.b, f.t, n)));
         INDArray eps = dx2.dup('c').reshape('c', f.b, f.t, c.getNIn()).permute(0, 2, 1).dup('f');
         Gradient ret = new DefaultGradient();
         for (String key : conf.variables()) {
@@ -123,7 +167,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
             ret.gradientForVariable().put(key, gradientViews.get(key));
         }
         weightNoiseParams.clear();
-        return new Pair<>(ret, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, eps));
+        return new Pair<>(ret, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, eps)));
     }
 
     private INDArray backLinear(String p, INDArray x, INDArray dy) {
@@ -147,11 +191,6 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
     @Override
     public boolean hasBias() {
         return layerConf().hasBias();
-    }
-
-    @Override
-    public void clearNoiseWeightParams() {
-        // no weight noise support
     }
 
     // ---------------------------------------------------------------- SparseWeightLayer

@@ -22,6 +22,9 @@ import java.util.Objects;
  * and the frozen 0/1 mask "M" [nIn, nOut] (updater Sgd(0), no regularization), so the mask is saved
  * with the model. W holds exact zeros outside M, also after every optimizer step.
  *
+ * <p>Also accepts recurrent input [minibatch, nIn, T] (NCW) and then applies the same weights at every time
+ * step, giving [minibatch, nOut, T] (the MLP of a transformer block).
+ *
  * <p>{@code pattern}: {@code unstructured}, {@code block8|16|32|64} or {@code n:m}; {@code density}: fraction
  * of weights kept by the initial (seeded random) mask, in (0, 1] (N:M patterns keep n/m).
  */
@@ -64,6 +67,34 @@ public class SparseDenseLayer extends FeedForwardLayer implements SparseFlowLaye
         impl.setParamTable(table);
         impl.setConf(conf);
         return impl;
+    }
+
+    /** Recurrent input [minibatch, nIn, T] is handled per time step (no preprocessor), giving [minibatch, nOut, T]. */
+    @Override
+    public InputType getOutputType(int layerIndex, InputType inputType) {
+        if (inputType != null && inputType.getType() == InputType.Type.RNN) {
+            return InputType.recurrent(nOut, ((InputType.InputTypeRecurrent) inputType).getTimeSeriesLength(),
+                    org.deeplearning4j.nn.conf.RNNFormat.NCW);
+        }
+        return super.getOutputType(layerIndex, inputType);
+    }
+
+    @Override
+    public void setNIn(InputType inputType, boolean override) {
+        if (inputType != null && inputType.getType() == InputType.Type.RNN) {
+            if (nIn <= 0 || override) nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
+            return;
+        }
+        super.setNIn(inputType, override);
+    }
+
+    @Override
+    public org.deeplearning4j.nn.conf.InputPreProcessor getPreProcessorForInputType(InputType inputType) {
+        if (inputType != null && inputType.getType() == InputType.Type.RNN) {
+            return org.deeplearning4j.nn.conf.layers.InputTypeUtil.getPreprocessorForInputTypeRnnLayers(inputType,
+                    org.deeplearning4j.nn.conf.RNNFormat.NCW, getLayerName());
+        }
+        return super.getPreProcessorForInputType(inputType);
     }
 
     @Override

@@ -29,40 +29,55 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
         return layerConf().hasBias() ? getParam("b") : null;
     }
 
+    /** Input as rows [N, nIn]: rank 2 as is, recurrent [B, nIn, T] as [B*T, nIn]. */
+    private INDArray inputRows() {
+        long nIn = layerConf().getNIn();
+        if ((input.rank() != 2 && input.rank() != 3) || input.size(1) != nIn) {
+            throw new IllegalArgumentException("layer '" + layerConf().getLayerName() + "' (SparseDenseLayer): input shape = "
+                    + java.util.Arrays.toString(input.shape()) + " is not allowed; allowed: [minibatch, " + nIn
+                    + "] or recurrent [minibatch, " + nIn + ", T]");
+        }
+        INDArray x = input.castTo(dataType);
+        return input.rank() == 2 ? x : x.permute(0, 2, 1).dup('c').reshape('c', x.size(0) * x.size(2), nIn);
+    }
+
+    /** Rows [B*T, n] back to [B, n, T] when the input was recurrent. */
+    private INDArray toInputLayout(INDArray rows) {
+        if (input.rank() == 2) return rows;
+        return rows.reshape('c', input.size(0), input.size(2), rows.size(1)).permute(0, 2, 1).dup('f');
+    }
+
     @Override
     protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
         assertInputSet(false);
-        if (input.rank() != 2) {
-            throw new IllegalArgumentException("layer '" + layerConf().getLayerName() + "' (SparseDenseLayer): input rank = "
-                    + input.rank() + ", shape " + java.util.Arrays.toString(input.shape())
-                    + "; allowed: rank 2 [minibatch, nIn] (use a preprocessor or setInputType for other inputs)");
-        }
-        INDArray x = input.castTo(dataType);
-        return SparseKernels.linearForward(x, getParam("W"), bias(), mask());
+        applyDropOutIfNecessary(training, mgr);
+        return SparseKernels.linearForward(inputRows(), getParam("W"), bias(), mask());
     }
 
     @Override
     public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
         INDArray z = preOutput(training, mgr);
         INDArray a = layerConf().getActivationFn().getActivation(z, training);
-        if (maskArray != null) applyMask(a);
-        return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
+        if (maskArray != null && input.rank() == 2) applyMask(a);
+        return mgr.leverageTo(ArrayType.ACTIVATIONS, toInputLayout(a));
     }
 
     @Override
     public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
         assertInputSet(true);
         INDArray z = preOutput(true, mgr);
-        INDArray delta = layerConf().getActivationFn().backprop(z, epsilon).getFirst();
-        if (maskArray != null) applyMask(delta);
-        INDArray dx = SparseKernels.linearBackward(input.castTo(dataType), getParam("W"), mask(), delta,
+        INDArray eps = epsilon.rank() == 3
+                ? epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', z.size(0), z.size(1)) : epsilon;
+        INDArray delta = layerConf().getActivationFn().backprop(z, eps).getFirst();
+        if (maskArray != null && input.rank() == 2) applyMask(delta);
+        INDArray dx = SparseKernels.linearBackward(inputRows(), getParam("W"), mask(), delta,
                 gradientViews.get("W"), layerConf().hasBias() ? gradientViews.get("b") : null,
                 masked.denseBuffer("W", getParam("W")));
         gradientViews.get("M").assign(0);
         Gradient g = new DefaultGradient();
         for (String k : conf.variables()) g.gradientForVariable().put(k, gradientViews.get(k));
         weightNoiseParams.clear();
-        return new Pair<>(g, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx));
+        return new Pair<>(g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, toInputLayout(dx))));
     }
 
     @Override

@@ -33,6 +33,7 @@ public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer> im
     @Override
     protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
         assertInputSet(false);
+        applyDropOutIfNecessary(training, mgr);
         if (input.rank() != 2) {
             throw new IllegalArgumentException("layer '" + layerConf().getLayerName() + "' (SparseOutputLayer): input rank = "
                     + input.rank() + "; allowed: rank 2 [minibatch, nIn]");
@@ -61,7 +62,7 @@ public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer> im
         for (String k : conf.variables()) g.gradientForVariable().put(k, gradientViews.get(k));
         this.gradient = g;
         weightNoiseParams.clear();
-        return new Pair<>(g, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx));
+        return new Pair<>(g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx)));
     }
 
     @Override

@@ -297,8 +297,10 @@ public final class Sparsify {
         for (Map.Entry<String, INDArray> e : newP.entrySet()) {
             String src = mapping.getOrDefault(e.getKey(), e.getKey());
             INDArray o = oldP.get(src);
-            if (o != null && java.util.Arrays.equals(o.shape(), e.getValue().shape())) {
-                e.getValue().assign(o);
+            if (o != null && o.length() == e.getValue().length()
+                    && Math.max(o.size(-1), 1) == Math.max(e.getValue().size(-1), 1)) {
+                // same values; DL4J biases are [nOut] where the plugin's are [1, nOut]
+                e.getValue().assign(o.reshape(e.getValue().shape()));
             } else if (!(newL instanceof SparseWeightLayer sw && isMaskKey(sw, e.getKey()))) {
                 reinit.add(e.getKey());
             }
@@ -344,7 +346,8 @@ public final class Sparsify {
             if (s == null) continue;
             String mk = maskOf.get(e.getKey());
             INDArray m = mk == null ? null : src.get(mk);
-            e.getValue().assign(m == null ? s : s.mul(m));
+            INDArray v = m == null ? s : s.mul(m);
+            e.getValue().assign(v.reshape(e.getValue().shape()));
         }
     }
 

@@ -37,6 +37,11 @@ class SparseParamsTest {
         Nd4j.setDefaultDataTypes(DataType.DOUBLE, DataType.DOUBLE);
     }
 
+    @org.junit.jupiter.api.AfterAll
+    static void restorePrecision() {
+        Nd4j.setDefaultDataTypes(DataType.FLOAT, DataType.FLOAT);
+    }
+
     static MultiLayerNetwork mln(String pattern, double density, IUpdater u) {
         MultiLayerNetwork n = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(1).dataType(DataType.DOUBLE)
                 .updater(u).list()

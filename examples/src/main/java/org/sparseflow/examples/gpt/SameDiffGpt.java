@@ -89,6 +89,19 @@ public final class SameDiffGpt {
         return sd;
     }
 
+    /** A training batch from windows int[batch][T + 1]: features = tokens 0..T-1, labels = tokens 1..T (float ids). */
+    public static org.nd4j.linalg.dataset.DataSet batch(int[][] windows) {
+        int b = windows.length, t = windows[0].length - 1;
+        INDArray x = Nd4j.zeros(DataType.FLOAT, b, t), y = Nd4j.zeros(DataType.FLOAT, b, t);
+        for (int i = 0; i < b; i++) {
+            for (int j = 0; j < t; j++) {
+                x.putScalar(i, j, windows[i][j]);
+                y.putScalar(i, j, windows[i][j + 1]);
+            }
+        }
+        return new org.nd4j.linalg.dataset.DataSet(x, y);
+    }
+
     private static SDVariable linear(SameDiff sd, String name, int in, int out, double std) {
         return sd.var(name, Nd4j.randn(DataType.FLOAT, in, out).muli(std));
     }

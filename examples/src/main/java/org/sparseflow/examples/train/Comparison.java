@@ -103,6 +103,9 @@ public final class Comparison implements Stoppable {
         c.evalEvery = options.evalEvery;
         c.evalWindows = options.evalWindows;
         c.checkpointEvery = Math.max(1, options.steps / 4);
+        if (sparsity != null) {
+            c.mstDeltaT = Math.max(1, options.steps / 20);
+        }
         return c.validate();
     }
 
@@ -151,7 +154,10 @@ public final class Comparison implements Stoppable {
         out.println("plot: " + chart);
         List<String> sim = List.of();
         if (options.simulate) {
-            sim = Simulations.compare(rows, out);
+            TrainConfig c0 = variants.values().iterator().next();
+            int vocab = org.sparseflow.examples.data.CharTokenizer.of(
+                    Checkpoint.read(rows.get(0).result().runDir().resolve(Checkpoint.FILE_NAME)).state().vocabulary).vocabSize();
+            sim = Simulations.compare(rows, out, c0, vocab);
         }
         writeJson(rows, sim);
         out.flush();

@@ -1,7 +1,8 @@
 package org.sparseflow.examples.train;
 
 /**
- * The dense baseline: density 1, FLOPs by the standard estimate of 6 N tokens per training step
+ * The dense baseline: density 1. FLOPs of the reference GPTs by MST's FLOP model at density 1 ({@link GptFlops});
+ * of other models by the standard estimate of 6 N tokens per training step
  * (2 N forward + 4 N backward per token for N weights; Kaplan et al. 2020, arXiv 2001.08361), plus the
  * causal attention score and value matmuls 6 * 2 * T^2 * d per layer and sequence when the model's shape
  * is known. Used when no sparsity is configured and no exact FLOP counter is available.
@@ -15,10 +16,19 @@ public class DenseDriver implements SparsityDriver {
         return "dense";
     }
 
+    private boolean exact;
+
     @Override
     public void attach(TrainableModel model, TrainConfig config) {
-        double tokens = (double) config.batchSize * config.contextLength;
-        flopsPerStep = 6.0 * model.parameterCount() * tokens;
+        var gpt = GptFlops.architecture(config, model.vocabSize());
+        if (gpt != null) {
+            // same formulas as the MST FLOP counter, at density 1
+            flopsPerStep = GptFlops.counter(gpt, config.batchSize).denseStepFlops();
+            exact = true;
+        } else {
+            double tokens = (double) config.batchSize * config.contextLength;
+            flopsPerStep = 6.0 * model.parameterCount() * tokens;
+        }
     }
 
     @Override
@@ -33,6 +43,6 @@ public class DenseDriver implements SparsityDriver {
 
     @Override
     public boolean flopsAreEstimate() {
-        return true;
+        return !exact;
     }
 }

@@ -60,7 +60,8 @@ public final class Plots {
         plot.setBackgroundPaint(Color.WHITE);
         plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
         plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-        if (logX) {
+        long distinctX = series.stream().flatMap(x -> x.points().stream()).mapToDouble(p -> p[0]).filter(x -> !logX || x > 0).distinct().count();
+        if (logX && distinctX >= 2) {
             LogAxis axis = new LogAxis(xLabel);
             plot.setDomainAxis(axis);
         }

@@ -21,6 +21,12 @@ public final class TrainConfig {
      */
     public JsonNode sparsityDocument;
     public int steps = 2000;
+    /**
+     * Overrides the MST preset's topology-update interval (steps between prune/grow); null keeps the preset's.
+     * {@code compare} sets it to steps/20 so a short run still gets about 20 topology updates, as 2000 steps with
+     * the preset's 100 would.
+     */
+    public Integer mstDeltaT;
     public long seed = 42;
     public int batchSize = 16;
     public int contextLength = 128;
@@ -42,6 +48,9 @@ public final class TrainConfig {
         positive("--eval-every", evalEvery);
         positive("--eval-windows", evalWindows);
         positive("--checkpoint-every", checkpointEvery);
+        if (mstDeltaT != null && mstDeltaT < 1) {
+            throw new IllegalArgumentException("--mst-delta-t: " + mstDeltaT + " must be >= 1");
+        }
         if (steps > 10_000_000) {
             throw new IllegalArgumentException("--steps: " + steps + " is too large; allowed 1..10000000");
         }

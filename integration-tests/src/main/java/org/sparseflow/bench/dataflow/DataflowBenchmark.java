@@ -108,8 +108,8 @@ public final class DataflowBenchmark {
         GptConfig cfg = GptModels.config("gpt-mini", 96, 64, 1);
         SameDiff sd = SameDiffGpt.build(cfg, 1e-3);
         String backend = Nd4j.getBackend().getClass().getName();
-        // static capture (no execution)
-        OpGraph stat = SameDiffCapture.capture(sd, 8);
+        // static capture of the whole training step (no execution)
+        OpGraph stat = SameDiffCapture.captureTraining(sd, 8);
         SimulationReport rs = new DataflowSimulator(ChipSpec.builtin("sn30")).simulate(stat, ExecutionMode.DATAFLOW, 8L * 64);
         System.out.printf(Locale.ROOT, "RESULT dataflow gpt-mini-static-capture ops=%d step_ms=%.4f chip=SN30 simulated=true%n", stat.ops().size(), rs.stepMillis());
         if (!backend.equals(DataflowBackend.class.getName())) {

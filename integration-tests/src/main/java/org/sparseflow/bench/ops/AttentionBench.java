@@ -20,7 +20,8 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
  * kernel on the dense causal layout ({@code dense_ms}, the baseline of {@code speedup}) and, for reference,
  * ND4J's dense matmul-softmax-matmul over the full {@code T x T} scores with an additive causal mask
  * ({@code nd4j_dense_ms}; its backward is the same formula written with ND4J ops).
- * Times are medians of repeated runs after warm-up, in milliseconds.
+ * Times are medians (and minima, {@code *_min_ms}) of repeated runs after two warm-up runs, in milliseconds;
+ * each line also records the machine's load average, since the shared build machine is often oversubscribed.
  *
  * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench [--quick]}.
  */
@@ -58,12 +59,12 @@ public final class AttentionBench {
             BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
             INDArray causalBias = causalBias(t);
 
-            double denseFwd = median(reps, () -> SparseAttention.forward(q, k, v, dense, scale));
-            double sparseFwd = median(reps, () -> SparseAttention.forward(q, k, v, sparse, scale));
-            double nd4jFwd = median(reps, () -> nd4jForward(q, k, v, causalBias, scale));
-            double denseFb = median(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
-            double sparseFb = median(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
-            double nd4jFb = median(reps, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
+            double[] denseFwd = time(reps, () -> SparseAttention.forward(q, k, v, dense, scale));
+            double[] sparseFwd = time(reps, () -> SparseAttention.forward(q, k, v, sparse, scale));
+            double[] nd4jFwd = time(reps, () -> nd4jForward(q, k, v, causalBias, scale));
+            double[] denseFb = time(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
+            double[] sparseFb = time(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
+            double[] nd4jFb = time(reps, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
 
             // sanity: the kernel on the dense layout equals the ND4J reference
             double err = SparseAttention.forward(q, k, v, dense, scale).out()
@@ -74,13 +75,16 @@ public final class AttentionBench {
         return out;
     }
 
-    private static String line(String kase, int t, BlockLayout sparse, double denseMs, double sparseMs, double nd4jMs,
+    /** Times are {median, min}; speedups are median over median and min over min. */
+    private static String line(String kase, int t, BlockLayout sparse, double[] dense, double[] sp, double[] nd4j,
                                String machine, double err) {
         return String.format(Locale.ROOT, "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT "
                         + "dense_ms=%.2f sparse_ms=%.2f speedup=%.2f nd4j_dense_ms=%.2f speedup_vs_nd4j=%.2f "
-                        + "density=%.4f threads=%d machine=%s max_abs_diff_dense_vs_nd4j=%.2e measured=true",
-                kase, t, PATTERN, BLOCK, HEADS, HEAD_DIM, denseMs, sparseMs, denseMs / sparseMs, nd4jMs,
-                nd4jMs / sparseMs, sparse.density(), BlockSparseKernels.THREADS, machine, err);
+                        + "dense_min_ms=%.2f sparse_min_ms=%.2f speedup_min=%.2f nd4j_dense_min_ms=%.2f "
+                        + "density=%.4f threads=%d machine=%s load_avg=%.1f max_abs_diff_dense_vs_nd4j=%.2e measured=true",
+                kase, t, PATTERN, BLOCK, HEADS, HEAD_DIM, dense[0], sp[0], dense[0] / sp[0], nd4j[0], nd4j[0] / sp[0],
+                dense[1], sp[1], dense[1] / sp[1], nd4j[1], sparse.density(), BlockSparseKernels.THREADS, machine,
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), err);
     }
 
     private static Object fwdBwd(INDArray q, INDArray k, INDArray v, INDArray dOut, BlockLayout layout, double scale) {
@@ -120,7 +124,8 @@ public final class AttentionBench {
         return new INDArray[] {dq, dk, dv};
     }
 
-    private static double median(int reps, Supplier<Object> body) {
+    /** {median, min} wall time in ms over {@code reps} runs after two warm-up runs. */
+    private static double[] time(int reps, Supplier<Object> body) {
         body.get(); // warm-up
         body.get();
         double[] ms = new double[reps];
@@ -130,6 +135,6 @@ public final class AttentionBench {
             ms[r] = (System.nanoTime() - t0) / 1e6;
         }
         Arrays.sort(ms);
-        return ms[reps / 2];
+        return new double[] {ms[reps / 2], ms[0]};
     }
 }

@@ -23,6 +23,11 @@ import java.util.Locale;
  * times are medians in milliseconds after warm-up. The dense baseline is the faster of 'c' and 'f' operand
  * orders, with ND4J's default BLAS threads.
  *
+ * <p>Because wall-clock times on a shared machine depend on its load, the {@code _cpu1} cases repeat fwd and
+ * fwd+bwd with everything on one thread (BLAS, OpenMP and the sparse kernel) and compare the CPU time of
+ * that thread ({@code ThreadMXBean}), minimum of the repetitions: the work each implementation does,
+ * independent of how many other processes compete for the cores.
+ *
  * <p>Also runs {@code AttentionBench.run(quick)} when that class is present. Run:
  * {@code java -jar integration-tests/target/sparseflow-benchmarks.jar ops [--quick]}.
  */
@@ -40,9 +45,7 @@ public final class OpsBenchmark {
 
     public static void main(String[] args) {
         boolean quick = Arrays.asList(args).contains("--quick");
-        for (String line : run(quick)) {
-            System.out.println(line);
-        }
+        run(quick);   // prints its RESULT lines as they are measured
         for (String line : runAttention(quick)) {
             System.out.println(line);
         }
@@ -61,7 +64,7 @@ public final class OpsBenchmark {
         String machine = String.format(Locale.ROOT, "cores=%d load=%.1f", Runtime.getRuntime().availableProcessors(),
                 ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         System.out.println("# ops benchmark: x[" + N + "x" + N_IN + "] W[" + N_IN + "x" + N_OUT + "] fp32 block=" + BLOCK
-                + " " + machine + " kernel_threads=" + BlockSparseKernels.THREADS + (quick ? " (quick)" : ""));
+                + " " + machine + " kernel_threads=" + BlockSparseKernels.threads() + (quick ? " (quick)" : ""));
 
         List<String> out = new ArrayList<>();
         for (double density : DENSITIES) {
@@ -84,7 +87,61 @@ public final class OpsBenchmark {
             out.add(line("matmul_fwdbwd", density, mask, Math.min(median(fb[0]), median(fb[1])), median(fb[2])));
             System.out.println(out.get(out.size() - 1));
         }
+        out.addAll(runCpuTime(quick, xf, wf, dyf));
         return out;
+    }
+
+    /** Single-thread CPU-time comparison (see class comment). */
+    static List<String> runCpuTime(boolean quick, INDArray x, INDArray w, INDArray dy) {
+        int reps = quick ? 3 : 7;
+        List<String> out = new ArrayList<>();
+        org.nd4j.linalg.api.blas.Blas blas = Nd4j.factory().blas();
+        int blasThreads = blas.getMaxThreads();
+        int ompThreads = org.nd4j.nativeblas.NativeOpsHolder.getInstance().getDeviceNativeOps().ompGetMaxThreads();
+        int kernelThreads = BlockSparseKernels.threads();
+        try {
+            blas.setMaxThreads(1);
+            org.nd4j.nativeblas.NativeOpsHolder.getInstance().getDeviceNativeOps().setOmpNumThreads(1);
+            BlockSparseKernels.setThreads(1);
+            double denseFwd = cpuMin(reps, () -> x.mmul(w));
+            double denseFb = cpuMin(reps, () -> denseFwdBwd(x, w, dy));
+            for (double density : DENSITIES) {
+                SparseMask mask = PatternSpec.block(BLOCK).random(N_IN, N_OUT, density, SEED);
+                INDArray wMasked = mask.applyInPlace(w.dup('f'));
+                double sf = cpuMin(reps, () -> SparseLinear.forward(x, wMasked, null, mask));
+                double sfb = cpuMin(reps, () -> {
+                    SparseLinear.forward(x, wMasked, null, mask);
+                    SparseLinear.backward(x, wMasked, mask, dy, false);
+                });
+                out.add(cpuLine("matmul_fwd_cpu1", density, mask, denseFwd, sf));
+                System.out.println(out.get(out.size() - 1));
+                out.add(cpuLine("matmul_fwdbwd_cpu1", density, mask, denseFb, sfb));
+                System.out.println(out.get(out.size() - 1));
+            }
+        } finally {
+            blas.setMaxThreads(blasThreads);
+            org.nd4j.nativeblas.NativeOpsHolder.getInstance().getDeviceNativeOps().setOmpNumThreads(ompThreads);
+            BlockSparseKernels.setThreads(kernelThreads);
+        }
+        return out;
+    }
+
+    private static String cpuLine(String name, double density, SparseMask mask, double denseMs, double sparseMs) {
+        return String.format(Locale.ROOT,
+                "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_cpu_ms=%.1f sparse_cpu_ms=%.1f speedup=%.2f threads=1 measured=true",
+                name, density, BLOCK, mask.density(), denseMs, sparseMs, denseMs / sparseMs);
+    }
+
+    private static double cpuMin(int reps, Runnable task) {
+        java.lang.management.ThreadMXBean tm = ManagementFactory.getThreadMXBean();
+        task.run();   // warm-up
+        double best = Double.MAX_VALUE;
+        for (int r = 0; r < reps; r++) {
+            long t0 = tm.getCurrentThreadCpuTime();
+            task.run();
+            best = Math.min(best, (tm.getCurrentThreadCpuTime() - t0) / 1e6);
+        }
+        return best;
     }
 
     private static void denseFwdBwd(INDArray x, INDArray w, INDArray dy) {

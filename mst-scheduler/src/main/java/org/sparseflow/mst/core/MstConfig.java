@@ -174,6 +174,14 @@ public final class MstConfig {
         }
     }
 
+    /**
+     * The {@code mst} section of a dl4j-sparse-layers {@code SparsityConfig} (pass {@code config.getMst()}), or the
+     * named preset when the section is absent.
+     */
+    public static MstConfig fromSparsityConfigSection(JsonNode mstSection, String presetIfAbsent) {
+        return mstSection == null || mstSection.isNull() ? preset(presetIfAbsent) : fromJsonTree(mstSection);
+    }
+
     private static MstConfig read(ObjectMapper m, String text) {
         try {
             return m.readValue(text, MstConfig.class).validate();

@@ -169,6 +169,40 @@ public final class Dl4jWeights {
         return touched;
     }
 
+    /** Layers whose configuration has {@code setAttentionPattern(String)} (SparseFlow CausalSelfAttentionLayer). */
+    public static List<Layer> attentionLayers(Model model) {
+        List<Layer> out = new ArrayList<>();
+        for (Layer l : layers(model)) {
+            if (hasMethod(l.conf().getLayer(), "setAttentionPattern")) {
+                out.add(l);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Switches an attention layer to a pattern: sets it in the layer configuration and drops the implementation's
+     * cached pattern/layouts (fields "pattern" and "layouts", if present) so the next forward pass rebuilds them.
+     */
+    public static void setAttentionPattern(Layer l, String pattern) {
+        invoke(l.conf().getLayer(), "setAttentionPattern", new Class<?>[]{String.class}, pattern);
+        for (Class<?> c = l.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+            for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+                try {
+                    if (f.getName().equals("pattern") && !java.lang.reflect.Modifier.isFinal(f.getModifiers())) {
+                        f.setAccessible(true);
+                        f.set(l, null);
+                    } else if (f.getName().equals("layouts") && Map.class.isAssignableFrom(f.getType())) {
+                        f.setAccessible(true);
+                        ((Map<?, ?>) f.get(l)).clear();
+                    }
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    throw new IllegalStateException("cannot reset the cached attention layout of " + c.getName(), e);
+                }
+            }
+        }
+    }
+
     static boolean hasMethod(Object o, String name) {
         for (Method m : o.getClass().getMethods()) {
             if (m.getName().equals(name)) {

@@ -46,15 +46,34 @@ public final class BlockLayout {
     private final int[][][] keyBlocks;
     /** [head][i] sorted extra keys (not inside a kept tile); empty arrays when none. */
     private final int[][][] extras;
+    /** Strides of STRIDED components; their extra keys are computed per residue class with GEMMs. */
+    private final int[] strides;
+    /** [head][i] extra keys not of the form i - m*stride (computed with per-row dot products). */
+    private final int[][][] otherExtras;
     private final String description;
 
-    private BlockLayout(int seqLen, int blockSize, boolean[][][] blocks, int[][][] extras, String description) {
+    private BlockLayout(int seqLen, int blockSize, boolean[][][] blocks, int[][][] extras, int[] strides,
+                        String description) {
         this.seqLen = seqLen;
         this.blockSize = blockSize;
         this.numHeads = blocks.length;
         this.blocks = blocks;
         this.extras = extras;
+        this.strides = strides;
         this.description = description;
+        this.otherExtras = new int[numHeads][][];
+        for (int h = 0; h < numHeads; h++) {
+            if (h > 0 && extras[h] == extras[h - 1]) {
+                otherExtras[h] = otherExtras[h - 1];
+                continue;
+            }
+            otherExtras[h] = new int[seqLen][];
+            for (int i = 0; i < seqLen; i++) {
+                final int row = i;
+                otherExtras[h][i] = strides.length == 0 ? extras[h][i]
+                        : Arrays.stream(extras[h][i]).filter(j -> !onStride(row, j)).toArray();
+            }
+        }
         this.keyBlocks = new int[numHeads][][];
         for (int h = 0; h < numHeads; h++) {
             if (h > 0 && blocks[h] == blocks[h - 1]) {
@@ -197,7 +216,10 @@ public final class BlockLayout {
             }
             extras[h] = buildExtras(extraComponents, perHead[h], seqLen, blockSize);
         }
-        return new BlockLayout(seqLen, blockSize, perHead, extras, pattern.toString());
+        int[] strides = pattern.getComponents().stream()
+                .filter(c -> c.getKind() == AttentionPattern.Kind.STRIDED)
+                .mapToInt(AttentionPattern.Component::getSize).distinct().toArray();
+        return new BlockLayout(seqLen, blockSize, perHead, extras, strides, pattern.toString());
     }
 
     private static int[][] buildExtras(List<AttentionPattern.Component> comps, boolean[][] g, int seqLen, int b) {
@@ -287,7 +309,7 @@ public final class BlockLayout {
                 extras[h][i] = new int[0];
             }
         }
-        return new BlockLayout(seqLen, blockSize, copy, extras, "custom");
+        return new BlockLayout(seqLen, blockSize, copy, extras, new int[0], "custom");
     }
 
     public int seqLen() {
@@ -368,8 +390,55 @@ public final class BlockLayout {
         return extras[head][i].clone();
     }
 
-    int[] extraKeysNoCopy(int head, int i) {
-        return extras[head][i];
+    /** Extra keys of row i that are not on a stride (see {@link #strides()}). */
+    int[] otherExtrasNoCopy(int head, int i) {
+        return otherExtras[head][i];
+    }
+
+    /** Distinct strides of the STRIDED components (package use: the kernel's residue-class path). */
+    int[] strides() {
+        return strides;
+    }
+
+    /** True when (i - j) is a positive multiple of one of the strides. */
+    boolean onStride(int i, int j) {
+        for (int st : strides) {
+            if (j < i && (i - j) % st == 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * True when the pair (i, j) is an extra key produced by stride {@code strides()[si]} and by no earlier
+     * stride in the list (so that each pair is computed exactly once).
+     */
+    boolean isStrideExtra(int head, int si, int i, int j) {
+        if (j >= i || blocks[head][i / blockSize][j / blockSize]) {
+            return false;
+        }
+        if ((i - j) % strides[si] != 0) {
+            return false;
+        }
+        for (int e = 0; e < si; e++) {
+            if ((i - j) % strides[e] == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True when some row of some head has extra keys that are not on a stride. */
+    boolean hasOtherExtras() {
+        for (int[][] e : otherExtras) {
+            for (int[] r : e) {
+                if (r.length > 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** True if some row of some head has extra keys. */

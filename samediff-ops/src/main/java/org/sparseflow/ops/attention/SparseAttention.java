@@ -14,10 +14,14 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * <p>Inputs {@code q, k, v} have shape {@code [batch, heads, T, headDim]} and one floating type.
  * For each (batch, head, query block {@code I}) the scores of the kept key tiles are computed with one GEMM
  * per run of consecutive kept tiles ({@code S^T = K_run Q_I^T}), the causal mask is applied inside the
- * diagonal tile, the scores of the layout's exact extra keys are added as per-row dot products, the row
- * softmax over all of them is taken (its log-sum-exp is stored for the backward pass) and
- * {@code O_I = sum_runs P_run V_run} is again one GEMM per run. Work is therefore proportional to the kept
- * tiles plus the extra keys, never to {@code T^2}.
+ * diagonal tile, the scores of the layout's exact extra keys are added, the row softmax over all of them is
+ * taken (its log-sum-exp is stored for the backward pass) and {@code O_I = sum_runs P_run V_run} is again one
+ * GEMM per run. Extra keys on a stride ({@code strided:s}) are computed per residue class {@code r, r+s, ...}
+ * with small GEMMs of leading dimension {@code s*D} (before the tiles for the scores, after them for
+ * {@code P V}); other extra keys (fixed summary columns, partial global block) with per-row dot products.
+ * Work is therefore proportional to the kept tiles plus the extra keys, never to {@code T^2}. The BLAS calls
+ * go straight to OpenBLAS on the arrays' native memory ({@link NativeGemm}); on other backends an O(T^2)
+ * ND4J implementation with the same mask runs instead ({@link DenseFallback}).
  *
  * <p>Backward is the standard softmax-attention backward restricted to the kept pairs
  * ({@code dP = dO V^T}, {@code dS = P (dP - rowsum(dO * O))}, {@code dQ = scale dS K},
@@ -212,7 +216,7 @@ public final class SparseAttention {
                 DenseFallback.forward(q, k, v, layout, scale, out, lse);
                 return;
             }
-            Operands o = new Operands(g, rows2d(q, g), rows2d(k, g), rows2d(v, g), layout.hasExtras());
+            Operands o = new Operands(g, rows2d(q, g), rows2d(k, g), rows2d(v, g), layout.hasOtherExtras());
             boolean direct = out.ordering() == 'c' && !out.isView() && out.dataType() == g.type;
             INDArray out2 = direct ? out.reshape('c', g.rows(), g.headDim) : Nd4j.create(g.type, g.rows(), g.headDim);
             long outAddr = NativeGemm.address(out2);
@@ -220,12 +224,25 @@ public final class SparseAttention {
             int nb = g.seqLen / g.block;
             int tasks = g.batch * g.heads * nb;
             long work = g.rows() * g.headDim * (long) g.seqLen;
+            int[] strides = layout.strides();
+            double[][] strideScores = new double[strides.length][];
+            for (int si = 0; si < strides.length; si++) {
+                strideScores[si] = new double[(int) g.rows() * residueLength(g.seqLen, strides[si], 0)];
+            }
+            if (strides.length > 0) {
+                AttentionThreads.parallelFor(g.batch * g.heads, work, bh -> strideScores(g, layout, scale, bh, o,
+                        strideScores));
+            }
             // larger query blocks first (more tiles under dense-like layouts) for better balance
             AttentionThreads.parallelFor(tasks, work, t -> {
                 int bh = t / nb;
                 int qb = nb - 1 - (t % nb);
-                forwardTile(g, layout, scale, bh, qb, o, outAddr, lseAll);
+                forwardTile(g, layout, scale, bh, qb, o, outAddr, lseAll, strideScores);
             });
+            if (strides.length > 0) {
+                AttentionThreads.parallelFor(g.batch * g.heads, work, bh -> strideOutput(g, layout, bh, o, outAddr,
+                        lseAll, strideScores));
+            }
             if (!direct) {
                 out.assign(out2.reshape('c', g.batch, g.heads, g.seqLen, g.headDim));
             }
@@ -274,8 +291,87 @@ public final class SparseAttention {
         return Arrays.copyOf(tmp, n);
     }
 
+    /** Number of positions r, r+s, r+2s, ... below T. */
+    private static int residueLength(int seqLen, int stride, int residue) {
+        return residue >= seqLen ? 0 : (seqLen - 1 - residue) / stride + 1;
+    }
+
+    /**
+     * Strided extra keys, one residue class at a time: positions r, r+s, r+2s, ... form a sequence on which the
+     * strided pattern is dense causal attention, so its scores are one GEMM with leading dimension s*D
+     * (Sparse Transformer's strided attention; Child et al. 2019). Pairs already inside kept tiles (or owned by
+     * an earlier stride) are set to -inf. Result: scores[si][row * n + c] for key r + c*s of query row.
+     */
+    private static void strideScores(Geometry g, BlockLayout layout, double scale, int bh, Operands o,
+                                     double[][] scores) {
+        final int d = g.headDim;
+        final int head = layout.layoutHead(bh % g.heads);
+        final long base = (long) bh * g.seqLen;
+        final NativeGemm blas = NativeGemm.of(g.type);
+        int[] strides = layout.strides();
+        for (int si = 0; si < strides.length; si++) {
+            int st = strides[si];
+            int nMax = residueLength(g.seqLen, st, 0);
+            double[] out = scores[si];
+            try (NativeGemm.Scratch sc = blas.scratch((long) nMax * nMax)) {
+                for (int r = 0; r < Math.min(st, g.seqLen); r++) {
+                    int n = residueLength(g.seqLen, st, r);
+                    long first = (base + r) * d;
+                    blas.gemm(false, true, n, n, d, scale, blas.at(o.qAddr, first), st * d, blas.at(o.kAddr, first),
+                            st * d, 0.0, sc.at(0), n);
+                    double[] s = sc.read(n * n);
+                    for (int a = 0; a < n; a++) {
+                        int i = r + a * st;
+                        int rowOff = (int) (base + i) * nMax;
+                        for (int c = 0; c < nMax; c++) {
+                            out[rowOff + c] = c < a && layout.isStrideExtra(head, si, i, r + c * st)
+                                    ? s[a * n + c] : Double.NEGATIVE_INFINITY;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** O += P V over the strided extra keys, per residue class (after the row log-sum-exp is final). */
+    private static void strideOutput(Geometry g, BlockLayout layout, int bh, Operands o, long outAddr, double[] lseAll,
+                                     double[][] scores) {
+        final int d = g.headDim;
+        final long base = (long) bh * g.seqLen;
+        final NativeGemm blas = NativeGemm.of(g.type);
+        int[] strides = layout.strides();
+        for (int si = 0; si < strides.length; si++) {
+            int st = strides[si];
+            int nMax = residueLength(g.seqLen, st, 0);
+            try (NativeGemm.Scratch sc = blas.scratch((long) nMax * nMax)) {
+                for (int r = 0; r < Math.min(st, g.seqLen); r++) {
+                    int n = residueLength(g.seqLen, st, r);
+                    double[] p = new double[n * n];
+                    boolean any = false;
+                    for (int a = 0; a < n; a++) {
+                        int row = (int) (base + r + a * st);
+                        for (int c = 0; c < a; c++) {
+                            double sv = scores[si][row * nMax + c];
+                            if (sv != Double.NEGATIVE_INFINITY) {
+                                p[a * n + c] = Math.exp(sv - lseAll[row]);
+                                any = true;
+                            }
+                        }
+                    }
+                    if (!any) {
+                        continue;
+                    }
+                    sc.write(p, n * n);
+                    long first = (base + r) * d;
+                    blas.gemm(false, false, n, d, n, 1.0, sc.at(0), n, blas.at(o.vAddr, first), st * d, 1.0,
+                            blas.at(outAddr, first), st * d);
+                }
+            }
+        }
+    }
+
     private static void forwardTile(Geometry g, BlockLayout layout, double scale, int bh, int qb, Operands o,
-                                    long outAddr, double[] lseAll) {
+                                    long outAddr, double[] lseAll, double[][] strideScores) {
         final int b = g.block;
         final int d = g.headDim;
         final int head = layout.layoutHead(bh % g.heads);
@@ -303,7 +399,7 @@ public final class SparseAttention {
                 for (int c = t + 1; c < b; c++) { // causal mask inside the diagonal tile
                     s[(diagOff + c) * b + t] = Double.NEGATIVE_INFINITY;
                 }
-                int[] ex = o.qa == null ? null : layout.extraKeysNoCopy(head, i);
+                int[] ex = o.qa == null ? null : layout.otherExtrasNoCopy(head, i);
                 double[] es = null;
                 double max = Double.NEGATIVE_INFINITY;
                 for (int c = 0; c < nk; c++) {
@@ -317,11 +413,27 @@ public final class SparseAttention {
                         max = Math.max(max, es[e]);
                     }
                 }
+                int row = (int) (base + i);
+                for (int si = 0; si < strideScores.length; si++) {
+                    int nMax = strideScores[si].length / (int) g.rows();
+                    for (int c = 0; c < nMax; c++) {
+                        max = Math.max(max, strideScores[si][row * nMax + c]);
+                    }
+                }
                 double sum = 0;
                 for (int c = 0; c < nk; c++) {
                     double p = Math.exp(s[c * b + t] - max);
                     s[c * b + t] = p;
                     sum += p;
+                }
+                for (int si = 0; si < strideScores.length; si++) {
+                    int nMax = strideScores[si].length / (int) g.rows();
+                    for (int c = 0; c < nMax; c++) {
+                        double sv = strideScores[si][row * nMax + c];
+                        if (sv != Double.NEGATIVE_INFINITY) {
+                            sum += Math.exp(sv - max);
+                        }
+                    }
                 }
                 if (es != null) {
                     for (int e = 0; e < es.length; e++) {
@@ -358,6 +470,67 @@ public final class SparseAttention {
             }
             if (delta != null) {
                 blas.addInto(oAt, delta, b * d);
+            }
+        }
+    }
+
+    /** Backward of the strided extra keys of one (batch, head), per residue class with GEMMs (accumulates). */
+    private static void strideBackward(Geometry g, BlockLayout layout, double scale, int bh, Operands o, long doAddr,
+                                       double[] lseAll, double[] oa, double[] doa, long[] gradAddr) {
+        final int d = g.headDim;
+        final int head = layout.layoutHead(bh % g.heads);
+        final long base = (long) bh * g.seqLen;
+        final NativeGemm blas = NativeGemm.of(g.type);
+        int[] strides = layout.strides();
+        for (int si = 0; si < strides.length; si++) {
+            int st = strides[si];
+            int nMax = residueLength(g.seqLen, st, 0);
+            try (NativeGemm.Scratch sc = blas.scratch((long) nMax * nMax);
+                 NativeGemm.Scratch dsc = blas.scratch((long) nMax * nMax)) {
+                for (int r = 0; r < Math.min(st, g.seqLen); r++) {
+                    int n = residueLength(g.seqLen, st, r);
+                    if (n < 2) {
+                        continue;
+                    }
+                    long first = (base + r) * d;
+                    int ld = st * d;
+                    blas.gemm(false, true, n, n, d, scale, blas.at(o.qAddr, first), ld, blas.at(o.kAddr, first), ld,
+                            0.0, sc.at(0), n);
+                    blas.gemm(false, true, n, n, d, 1.0, blas.at(doAddr, first), ld, blas.at(o.vAddr, first), ld,
+                            0.0, dsc.at(0), n);
+                    double[] p = sc.read(n * n);
+                    double[] ds = dsc.read(n * n);
+                    boolean any = false;
+                    for (int a = 0; a < n; a++) {
+                        int i = r + a * st;
+                        int row = (int) (base + i);
+                        double di = dot(doa, row * d, oa, row * d, d);
+                        for (int c = 0; c < n; c++) {
+                            int idx = a * n + c;
+                            if (c < a && layout.isStrideExtra(head, si, i, r + c * st)) {
+                                double pv = Math.exp(p[idx] - lseAll[row]);
+                                p[idx] = pv;
+                                ds[idx] = pv * (ds[idx] - di);
+                                any = true;
+                            } else {
+                                p[idx] = 0;
+                                ds[idx] = 0;
+                            }
+                        }
+                    }
+                    if (!any) {
+                        continue;
+                    }
+                    sc.write(p, n * n);
+                    dsc.write(ds, n * n);
+                    // dQ_r += scale dS K_r ; dK_r += scale dS^T Q_r ; dV_r += P^T dO_r
+                    blas.gemm(false, false, n, d, n, scale, dsc.at(0), n, blas.at(o.kAddr, first), ld, 1.0,
+                            blas.at(gradAddr[0], first), ld);
+                    blas.gemm(true, false, n, d, n, scale, dsc.at(0), n, blas.at(o.qAddr, first), ld, 1.0,
+                            blas.at(gradAddr[1], first), ld);
+                    blas.gemm(true, false, n, d, n, 1.0, sc.at(0), n, blas.at(doAddr, first), ld, 1.0,
+                            blas.at(gradAddr[2], first), ld);
+                }
             }
         }
     }
@@ -432,7 +605,7 @@ public final class SparseAttention {
                 DenseFallback.backward(q, k, v, out, dOut, layout, scale, dq, dk, dv);
                 return;
             }
-            Operands o = new Operands(g, rows2d(q, g), rows2d(k, g), rows2d(v, g), layout.hasExtras());
+            Operands o = new Operands(g, rows2d(q, g), rows2d(k, g), rows2d(v, g), layout.hasOtherExtras());
             INDArray do2 = rows2d(dOut.dataType() == g.type ? dOut : dOut.castTo(g.type), g);
             long doAddr = NativeGemm.address(do2);
             double[] lseAll = NativeGemm.toDoubles(lse.castTo(g.type).dup('c'));
@@ -510,7 +683,7 @@ public final class SparseAttention {
                         p[idx] = pv;
                         ds[idx] = pv * (ds[idx] - di);
                     }
-                    int[] ex = o.qa == null ? null : layout.extraKeysNoCopy(head, i);
+                    int[] ex = o.qa == null ? null : layout.otherExtrasNoCopy(head, i);
                     if (ex != null && ex.length > 0) {
                         if (dqX == null) {
                             dqX = new double[T * d];
@@ -547,6 +720,7 @@ public final class SparseAttention {
                 }
             }
         }
+        strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
         if (dqX != null) {
             blas.addInto(blas.at(dqAddr, base * d), dqX, T * d);
             blas.addInto(blas.at(dkAddr, base * d), dkX, T * d);

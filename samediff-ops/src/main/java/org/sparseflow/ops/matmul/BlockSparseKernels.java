@@ -31,11 +31,14 @@ public final class BlockSparseKernels {
 
     private static final Logger LOG = LoggerFactory.getLogger(BlockSparseKernels.class);
 
-    /** Java threads used by the kernels; {@code -Dsparseflow.threads=N} overrides the core count. */
+    /** Default number of Java threads: {@code -Dsparseflow.threads=N}, else the core count. */
     public static final int THREADS = Math.max(1, Integer.getInteger("sparseflow.threads",
             Runtime.getRuntime().availableProcessors()));
 
-    private static final ExecutorService POOL = THREADS > 1 ? Executors.newFixedThreadPool(THREADS - 1, r -> {
+    private static final int MAX_THREADS = Math.max(THREADS, Runtime.getRuntime().availableProcessors());
+    private static volatile int threads = THREADS;
+
+    private static final ExecutorService POOL = MAX_THREADS > 1 ? Executors.newFixedThreadPool(MAX_THREADS - 1, r -> {
         Thread t = new Thread(r, "sparseflow-kernel");
         t.setDaemon(true);
         return t;
@@ -45,6 +48,19 @@ public final class BlockSparseKernels {
     private static final Object LOCK = new Object();
 
     private static volatile Boolean cpuBackend;
+
+    /** Java threads the kernels currently use. */
+    public static int threads() {
+        return threads;
+    }
+
+    /** Sets the number of Java threads (1 = run on the calling thread, BLAS threads untouched). */
+    public static void setThreads(int n) {
+        if (n < 1 || n > MAX_THREADS) {
+            throw new IllegalArgumentException("threads = " + n + "; allowed: 1.." + MAX_THREADS);
+        }
+        threads = n;
+    }
 
     private BlockSparseKernels() {
     }
@@ -189,10 +205,11 @@ public final class BlockSparseKernels {
     // ------------------------------------------------------------------ scheduling
 
     private static long[] newBins(List<List<Runnable>> bins) {
-        for (int t = 0; t < THREADS; t++) {
+        int n = threads;
+        for (int t = 0; t < n; t++) {
             bins.add(new ArrayList<>());
         }
-        return new long[THREADS];
+        return new long[n];
     }
 
     /** Greedy balancing: a unit goes to the least loaded bin (units arrive in index order). */
@@ -214,7 +231,7 @@ public final class BlockSparseKernels {
         synchronized (LOCK) {
             Blas blas = Nd4j.factory().blas();
             int previous = blas.getMaxThreads();
-            boolean switchThreads = THREADS > 1 && previous != 1;
+            boolean switchThreads = bins.size() > 1 && previous != 1;
             if (switchThreads) {
                 blas.setMaxThreads(1);
             }

@@ -23,6 +23,13 @@ public final class SparseLinear {
     public record Grads(INDArray dx, INDArray dW, INDArray dBias) {
     }
 
+    /**
+     * Block masks denser than this use the dense masked product: per-block GEMMs repack the activations for every
+     * output block and reach only about half of dense GEMM efficiency, so above ~0.4-0.5 dense is as fast.
+     * Override with {@code -Dsparseflow.denseAbove=<density>}.
+     */
+    public static final double DENSE_ABOVE = Double.parseDouble(System.getProperty("sparseflow.denseAbove", "0.4"));
+
     private static final boolean CHECK_NAN = !"false".equalsIgnoreCase(System.getProperty("sparseflow.checkNaN"));
 
     private SparseLinear() {
@@ -33,13 +40,18 @@ public final class SparseLinear {
         validate(x, w, mask, "x");
         DataType dt = w.dataType();
         INDArray y = Nd4j.create(dt, new long[]{x.size(0), w.size(1)}, 'f');
-        forwardInto(x, w, bias, mask, y);
+        forwardChecked(x, w, bias, mask, y, true);
         return y;
     }
 
     /** As {@link #forward} but writes into y [N, nOut] (any BLAS-compatible layout; overwritten). */
     public static void forwardInto(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
         validate(x, w, mask, "x");
+        forwardChecked(x, w, bias, mask, y, false);
+    }
+
+    /** Forward after validation of x, w, mask; {@code yIsZero} skips clearing a freshly allocated y. */
+    private static void forwardChecked(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y, boolean yIsZero) {
         if (bias != null) {
             if (bias.length() != w.size(1)) {
                 throw new IllegalArgumentException("bias has shape " + Arrays.toString(bias.shape()) + "; expected length nOut = " + w.size(1));
@@ -47,11 +59,13 @@ public final class SparseLinear {
             checkNoNaN("bias", bias);
         }
         checkOutput("y", y, x.size(0), w.size(1));
-        if (mask instanceof BlockMask && BlockSparseKernels.supports(x, w, y)) {
+        if (useBlockKernels(mask) && BlockSparseKernels.supports(x, w, y)) {
             INDArray xb = BlockSparseKernels.blasCompatible(x);
             INDArray wb = BlockSparseKernels.blasCompatible(w);
             INDArray yb = BlockSparseKernels.blasCompatible(y);
-            yb.assign(0.0);
+            if (!yIsZero || yb != y) {
+                yb.assign(0.0);
+            }
             BlockSparseKernels.forwardAccumulate(xb, wb, (BlockMask) mask, yb);
             if (yb != y) {
                 y.assign(yb);
@@ -74,7 +88,7 @@ public final class SparseLinear {
         INDArray dx = Nd4j.create(dt, new long[]{x.size(0), x.size(1)}, 'f');
         INDArray dW = Nd4j.create(dt, new long[]{w.size(0), w.size(1)}, 'f');
         INDArray dBias = Nd4j.create(dt, w.size(1));
-        backwardInto(x, w, mask, dy, denseWeightGrad, dx, dW, dBias);
+        backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, true);
         return new Grads(dx, dW, dBias);
     }
 
@@ -82,6 +96,12 @@ public final class SparseLinear {
     public static void backwardInto(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad,
                                     INDArray dx, INDArray dW, INDArray dBias) {
         validate(x, w, mask, "x");
+        backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, false);
+    }
+
+    /** Backward after validation of x, w, mask; {@code outputsAreZero} skips clearing fresh outputs. */
+    private static void backwardChecked(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad,
+                                        INDArray dx, INDArray dW, INDArray dBias, boolean outputsAreZero) {
         MaskCheck.matrix("dy", dy);
         if (dy.size(0) != x.size(0) || dy.size(1) != w.size(1)) {
             throw new IllegalArgumentException("dy has shape " + Arrays.toString(dy.shape()) + "; expected [" + x.size(0) + ", " + w.size(1) + "]");
@@ -94,7 +114,7 @@ public final class SparseLinear {
             checkOutput("dW", dW, w.size(0), w.size(1));
         }
         DataType dt = w.dataType();
-        boolean fast = mask instanceof BlockMask && BlockSparseKernels.supports(x, w, dy)
+        boolean fast = useBlockKernels(mask) && BlockSparseKernels.supports(x, w, dy)
                 && (dx == null || dx.dataType() == dt) && (dW == null || dW.dataType() == dt);
         if (fast) {
             BlockMask bm = (BlockMask) mask;
@@ -103,7 +123,9 @@ public final class SparseLinear {
             INDArray dyb = BlockSparseKernels.blasCompatible(dy);
             if (dx != null) {
                 INDArray dxb = BlockSparseKernels.blasCompatible(dx);
-                dxb.assign(0.0);
+                if (!outputsAreZero || dxb != dx) {
+                    dxb.assign(0.0);
+                }
                 BlockSparseKernels.inputGradAccumulate(dyb, wb, bm, dxb);
                 if (dxb != dx) {
                     dx.assign(dxb);
@@ -114,7 +136,9 @@ public final class SparseLinear {
                     dW.assign(xb.transpose().mmul(dyb));
                 } else {
                     INDArray dWb = BlockSparseKernels.blasCompatible(dW);
-                    dWb.assign(0.0);
+                    if (!outputsAreZero || dWb != dW) {
+                        dWb.assign(0.0);
+                    }
                     BlockSparseKernels.weightGradKept(xb, dyb, bm, dWb);
                     if (dWb != dW) {
                         dW.assign(dWb);
@@ -141,6 +165,10 @@ public final class SparseLinear {
             }
             dBias.assign(dy.sum(0).reshape(dBias.shape()));
         }
+    }
+
+    private static boolean useBlockKernels(SparseMask mask) {
+        return mask instanceof BlockMask && mask.density() <= DENSE_ABOVE;
     }
 
     // ------------------------------------------------------------------ FLOP accounting
@@ -201,6 +229,11 @@ public final class SparseLinear {
 
     static void checkNoNaN(String name, INDArray a) {
         if (!CHECK_NAN || !a.dataType().isFPType()) {
+            return;
+        }
+        // one vectorised sum finds NaN cheaply (NaN propagates); count exactly only for the error message
+        double sum = a.sumNumber().doubleValue();
+        if (!Double.isNaN(sum)) {
             return;
         }
         long nans = Nd4j.getExecutioner().exec(new MatchCondition(a, Conditions.isNan())).getLong(0);

@@ -87,10 +87,15 @@ public class BlockMask extends SparseMask {
         checkArgs(rows, cols, blockSize);
         int br = (int) (rows / blockSize);
         int bc = (int) (cols / blockSize);
-        // native reductions over each block: max and min of the 0/1 indicator
-        INDArray ind = mask01.neq(0.0).castTo(DataType.FLOAT).dup('c').reshape('c', br, blockSize, bc, blockSize);
-        float[] max = ind.max(1, 3).dup('c').data().asFloat();
-        float[] min = ind.min(1, 3).dup('c').data().asFloat();
+        // native reductions over each block: max and min. A 'c'-ordered floating 0/1 mask is reduced in place
+        // (a free reshape); anything else is first turned into a 0/1 indicator.
+        boolean direct = mask01.dataType().isFPType() && mask01.ordering() == 'c' && !mask01.isView();
+        float[][] mm = blockMaxMin(direct ? mask01 : indicator(mask01), br, bc, blockSize);
+        if (direct && !zeroOne(mm)) {
+            mm = blockMaxMin(indicator(mask01), br, bc, blockSize);
+        }
+        float[] max = mm[0];
+        float[] min = mm[1];
         boolean[] flags = new boolean[br * bc];
         for (int i = 0; i < flags.length; i++) {
             if (max[i] != min[i]) {
@@ -100,6 +105,27 @@ public class BlockMask extends SparseMask {
             flags[i] = max[i] != 0f;
         }
         return new BlockMask(rows, cols, blockSize, flags);
+    }
+
+    private static INDArray indicator(INDArray mask) {
+        return mask.neq(0.0).castTo(DataType.FLOAT).dup('c');
+    }
+
+    private static float[][] blockMaxMin(INDArray m, int br, int bc, int blockSize) {
+        INDArray r = m.reshape('c', br, blockSize, bc, blockSize);
+        return new float[][]{r.max(1, 3).castTo(DataType.FLOAT).dup('c').data().asFloat(),
+                r.min(1, 3).castTo(DataType.FLOAT).dup('c').data().asFloat()};
+    }
+
+    private static boolean zeroOne(float[][] mm) {
+        for (float[] a : mm) {
+            for (float v : a) {
+                if (v != 0f && v != 1f) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     static BlockMask fromJsonFields(long rows, long cols, int blockSize, String bits) {

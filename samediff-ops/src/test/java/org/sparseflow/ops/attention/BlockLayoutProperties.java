@@ -121,4 +121,22 @@ class BlockLayoutProperties {
                 NDArrayIndex.all());
         assertEquals(0.0, pastBefore.sub(pastAfter).amaxNumber().doubleValue(), 0.0, pattern + " cut=" + cut);
     }
+
+    /** The kernel equals a plain dense softmax attention masked with the layout's element mask. */
+    @Property(tries = 15)
+    void kernelEqualsDenseMaskedReference(@ForAll("patterns") AttentionPattern pattern,
+                                          @ForAll @IntRange(min = 1, max = 6) int blockSize,
+                                          @ForAll @IntRange(min = 1, max = 5) int numBlocks,
+                                          @ForAll @IntRange(min = 1, max = 5) int headDim,
+                                          @ForAll @IntRange(min = 0, max = 1000) int seed) {
+        int t = blockSize * numBlocks;
+        BlockLayout layout = pattern.layout(t, blockSize, 2);
+        INDArray q = AttentionTestUtil.rand(seed, DataType.DOUBLE, 2, 2, t, headDim);
+        INDArray k = AttentionTestUtil.rand(seed + 1, DataType.DOUBLE, 2, 2, t, headDim);
+        INDArray v = AttentionTestUtil.rand(seed + 2, DataType.DOUBLE, 2, 2, t, headDim);
+        INDArray out = SparseAttention.forward(q, k, v, layout, 0.7).out();
+        INDArray ref = AttentionTestUtil.toArray(AttentionTestUtil.reference(q, k, v,
+                AttentionTestUtil.masksOf(layout), 0.7));
+        assertTrue(AttentionTestUtil.relErr(out, ref) < 1e-9, pattern + " T=" + t + " b=" + blockSize);
+    }
 }

@@ -74,6 +74,36 @@ class SparseLinearEquivalenceTest {
     }
 
     @Test
+    void flopCountsScaleWithKeptEntries() {
+        SparseMask mask = PatternSpec.parse("block16").random(64, 128, 0.25, 2);
+        assertEquals(2.0 * 10 * mask.nnz(), SparseLinear.forwardFlops(10, mask), 1e-6);
+        assertEquals(2.0 * 10 * 64 * 128 * 0.25, SparseLinear.forwardFlops(10, 64, 128, 0.25), 1e-6);
+        assertEquals(2 * SparseLinear.forwardFlops(10, mask), SparseLinear.backwardFlops(10, mask, false), 1e-6);
+        assertEquals(SparseLinear.forwardFlops(10, mask) + 2.0 * 10 * 64 * 128, SparseLinear.backwardFlops(10, mask, true), 1e-6);
+    }
+
+    @Test
+    void halfPrecisionUsesTheDenseMaskedFallback() {
+        SparseMask mask = PatternSpec.parse("block8").random(16, 16, 0.5, 2);
+        INDArray x = Nd4j.rand(DataType.FLOAT, 4, 16);
+        INDArray w = Nd4j.rand(DataType.FLOAT, 16, 16);
+        INDArray ref = x.mmul(w.mul(mask.toDense(DataType.FLOAT)));
+        INDArray y = SparseLinear.forward(x.castTo(DataType.HALF), w.castTo(DataType.HALF), null, mask);
+        assertEquals(DataType.HALF, y.dataType());
+        assertTrue(relErr(y.castTo(DataType.FLOAT), ref) < 1e-2);
+    }
+
+    @Test
+    void blasThreadCountIsRestoredAfterKernels() {
+        int before = Nd4j.factory().blas().getMaxThreads();
+        SparseMask mask = PatternSpec.parse("block8").random(32, 32, 0.5, 1);
+        INDArray x = Nd4j.rand(DataType.FLOAT, 8, 32);
+        SparseLinear.backward(x, SparseLinear.forward(x, Nd4j.rand(DataType.FLOAT, 32, 32), null, mask).transpose().mmul(x), mask,
+                Nd4j.rand(DataType.FLOAT, 8, 32), false);
+        assertEquals(before, Nd4j.factory().blas().getMaxThreads());
+    }
+
+    @Test
     void stridedViewsAndFloatMatchReference() {
         // operands are views into larger arrays (non-zero offsets), in FLOAT
         SparseMask mask = PatternSpec.parse("block16").random(64, 96, 0.3, 3);

@@ -143,6 +143,19 @@ class SparseMatmulOpTest {
     }
 
     @Test
+    void rank3InputIsAppliedToTheLastDimension() {
+        SparseMask mask = PatternSpec.parse("block8").random(16, 24, 0.5, 4);
+        SameDiff sd = SameDiff.create();
+        SDVariable x = sd.placeHolder("x", DataType.DOUBLE, -1, 3, 16);
+        SDVariable w = sd.var("w", Nd4j.randn(DataType.DOUBLE, 16, 24));
+        SparseFlowOps.sparseMatmul(sd, "y", x, w, mask, null, false);
+        INDArray xv = Nd4j.randn(DataType.DOUBLE, 2, 3, 16);
+        INDArray y = sd.output(Map.of("x", xv), "y").get("y");
+        INDArray ref = xv.reshape(6, 16).mmul(w.getArr().mul(mask.toDense(DataType.DOUBLE))).reshape(2, 3, 24);
+        assertTrue(ref.equalsWithEps(y, 1e-12));
+    }
+
+    @Test
     void maskThatIsNotBlockStructuredIsRejected() {
         SameDiff sd = SameDiff.create();
         SDVariable x = sd.placeHolder("x", DataType.FLOAT, -1, 16);
