@@ -15,9 +15,9 @@ import picocli.CommandLine.Model.CommandSpec;
  * table, a plot of validation loss against training FLOPs, and a (simulated) dataflow-chip vs GPU estimate.
  */
 @Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Train the same model dense and sparse (MST by default) with the same seed and steps,",
-                "print a side-by-side table, plot validation loss vs training FLOPs, and simulate both models",
-                "on the dataflow chip and the GPU baseline (SIMULATED)."})
+        description = {"Dense vs MST on the same model, data, seed and steps: table, loss-vs-FLOPs plot, simulated chip vs GPU.",
+                "With no options: gpt-mini on the bundled corpus, " + Comparison.DEFAULT_STEPS + " steps per run (under 15 minutes on a 2-core CPU).",
+                "Simulated numbers are labelled SIMULATED."})
 public final class CompareCommand implements Callable<Integer> {
 
     @Spec

@@ -15,8 +15,6 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "sparseflow", mixinStandardHelpOptions = true, versionProvider = SparseFlowCli.Version.class,
         description = "Sparse training for DL4J/SameDiff models: Mixed Sparsity Training and a simulated dataflow chip.",
-        subcommands = {TrainCommand.class, CompareCommand.class, GenerateCommand.class, PresetsCommand.class,
-                CommandLine.HelpCommand.class},
         footer = {"", "Run 'sparseflow <command> --help' for a command's options.",
                 "Exit codes: 0 ok, 1 error, 2 bad usage, 130 interrupted (checkpoint saved)."})
 public final class SparseFlowCli implements Callable<Integer> {
@@ -68,10 +66,15 @@ public final class SparseFlowCli implements Callable<Integer> {
     /** The command tree with error handling installed. */
     public static CommandLine commandLine(boolean debug) {
         CommandLine cmd = new CommandLine(new SparseFlowCli());
+        cmd.addSubcommand("train", new TrainCommand());
+        cmd.addSubcommand("compare", new CompareCommand());
         for (String[] opt : OPTIONAL_COMMANDS) {
             Object command = instantiate(opt[1]);
             cmd.addSubcommand(opt[0], command != null ? command : new Unavailable(opt[0]));
         }
+        cmd.addSubcommand("generate", new GenerateCommand());
+        cmd.addSubcommand("presets", new PresetsCommand());
+        cmd.addSubcommand("help", new CommandLine.HelpCommand());
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
         cmd.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             PrintWriter err = commandLine.getErr();

@@ -26,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.*;
  * trained 200 steps on a slice of the bundled corpus.
  */
 class ReferenceGptComputationGraphTest {
-    static final int STEPS = 200;
+    /** 200 as the issue asks; -Dsparseflow.it.gptSteps=N shortens it on an overloaded machine. */
+    static final int STEPS = Integer.getInteger("sparseflow.it.gptSteps", 200);
 
     @Test
     void sparseGraphGptTrainsKeepsPrunedZeroAndSavesLoads(@TempDir File dir) throws Exception {
@@ -46,7 +47,8 @@ class ReferenceGptComputationGraphTest {
 
         int sparseLayers = 0;
         long kept = 0, total = 0;
-        for (Layer l : net.getLayers()) {
+        for (Layer wrapped : net.getLayers()) {
+            Layer l = Sparsify.unwrap(wrapped);   // MLP layers sit inside TimeDistributed
             if (!(l instanceof SparseWeightLayer sw)) continue;
             sparseLayers++;
             for (String wk : sw.sparseWeightKeys()) {
@@ -67,12 +69,13 @@ class ReferenceGptComputationGraphTest {
                 before, after, (double) kept / total, STEPS);
         assertTrue(after < before - 0.3, "loss did not fall: " + before + " -> " + after);
 
-        for (Layer l : net.getLayers()) {
+        for (Layer wrapped : net.getLayers()) {
+            Layer l = Sparsify.unwrap(wrapped);
             if (!(l instanceof SparseWeightLayer sw)) continue;
             for (String wk : sw.sparseWeightKeys()) {
                 INDArray w = l.getParam(wk), m = l.getParam(sw.maskKey(wk));
                 assertEquals(0, w.mul(m.rsub(1.0)).neq(0).castTo(DataType.INT32).sumNumber().intValue(),
-                        "pruned weights of " + l.getConfig().getLayerName() + "/" + wk + " moved");
+                        "pruned weights of " + wrapped.getConfig().getLayerName() + "/" + wk + " moved");
             }
         }
 

@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.*;
  * 200 steps on a slice of the bundled corpus.
  */
 class ReferenceGptSameDiffTest {
-    static final int STEPS = 200;
+    /** 200 as the issue asks; -Dsparseflow.it.gptSteps=N shortens it on an overloaded machine. */
+    static final int STEPS = Integer.getInteger("sparseflow.it.gptSteps", 200);
 
     @Test
     void sparseSameDiffGptTrainsKeepsPrunedZeroAndSavesLoads(@TempDir File dir) throws Exception {

@@ -288,6 +288,8 @@ public final class Sparsify {
     /** Copies parameters old -> new layer and sets masks for a replaced layer; records the measured density. */
     private static void transfer(SparsityConfig cfg, Plan plan, LayerRef r, org.deeplearning4j.nn.api.Layer oldL,
                                  org.deeplearning4j.nn.api.Layer newL, Map<String, Double> measured) {
+        oldL = unwrap(oldL);
+        newL = unwrap(newL);
         Choice c = null;
         for (Choice ch : plan.choices()) if (ch.ref() == r) c = ch;
         Map<String, INDArray> oldP = oldL.paramTable(), newP = newL.paramTable();
@@ -337,7 +339,15 @@ public final class Sparsify {
         return false;
     }
 
+    /** The layer inside DL4J wrapper layers (TimeDistributed, ...), else the layer itself. */
+    public static org.deeplearning4j.nn.api.Layer unwrap(org.deeplearning4j.nn.api.Layer l) {
+        while (l instanceof org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer w) l = w.getUnderlying();
+        return l;
+    }
+
     private static void copyFolded(org.deeplearning4j.nn.api.Layer from, org.deeplearning4j.nn.api.Layer to) {
+        from = unwrap(from);
+        to = unwrap(to);
         Map<String, INDArray> src = from.paramTable(), dst = to.paramTable();
         Map<String, String> maskOf = new LinkedHashMap<>();
         if (from instanceof SparseWeightLayer sw) for (String wk : sw.sparseWeightKeys()) maskOf.put(wk, sw.maskKey(wk));

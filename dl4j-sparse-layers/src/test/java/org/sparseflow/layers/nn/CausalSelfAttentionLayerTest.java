@@ -176,27 +176,27 @@ class CausalSelfAttentionLayerTest {
         assertTrue(ok);
     }
 
+    /** Pre-LN residual attention block in a ComputationGraph (small: the graph check perturbs every parameter). */
     @Test
     void gradientCheckComputationGraphWithLayerNorm() {
         ComputationGraphConfiguration c = new NeuralNetConfiguration.Builder().seed(3).dataType(DataType.DOUBLE)
                 .updater(new NoOp()).graphBuilder().addInputs("in")
-                .setInputTypes(InputType.recurrent(4, 4, RNNFormat.NCW))
+                .setInputTypes(InputType.recurrent(2, 4, RNNFormat.NCW))
                 .addLayer("ln", new LayerNormLayer.Builder().build(), "in")
-                .addLayer("attn", new CausalSelfAttentionLayer.Builder().nOut(4).nHeads(2).attentionPattern("local:2")
+                .addLayer("attn", new CausalSelfAttentionLayer.Builder().nOut(2).nHeads(1).attentionPattern("local:2")
                         .blockSize(2).build(), "ln")
                 .addVertex("res", new org.deeplearning4j.nn.conf.graph.ElementWiseVertex(
                         org.deeplearning4j.nn.conf.graph.ElementWiseVertex.Op.Add), "in", "attn")
                 .addLayer("out", new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY)
-                        .nOut(2).dataFormat(RNNFormat.NCW).build(), "res")
+                        .nOut(1).dataFormat(RNNFormat.NCW).build(), "res")
                 .setOutputs("out").build();
         ComputationGraph g = new ComputationGraph(c);
         g.init();
         // non-trivial layer-norm gain and bias
-        g.getParam("ln_g").assign(Nd4j.rand(DataType.DOUBLE, 1, 4).addi(0.5));
-        g.getParam("ln_b").assign(Nd4j.rand(DataType.DOUBLE, 1, 4).subi(0.5));
+        g.getParam("ln_g").assign(Nd4j.create(new double[][]{{0.7, 1.6}}));
+        g.getParam("ln_b").assign(Nd4j.create(new double[][]{{0.2, -0.3}}));
         boolean ok = GradientCheckUtil.checkGradients(new GradientCheckUtil.GraphConfig().net(g)
-                .inputs(new INDArray[]{input(2, 4, 4, 9)}).labels(new INDArray[]{input(2, 2, 4, 10)})
-                .subset(true).maxPerParam(2));
+                .inputs(new INDArray[]{input(2, 2, 4, 9)}).labels(new INDArray[]{input(2, 1, 4, 10)}));
         assertTrue(ok);
     }
 

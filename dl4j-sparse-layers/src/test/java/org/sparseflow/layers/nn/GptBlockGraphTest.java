@@ -68,6 +68,19 @@ class GptBlockGraphTest {
         }
         assertEquals(0.5, SparseParams.get(g, "proj_W").density(), 1e-12);
         assertEquals(0.25, SparseParams.get(g, "fc_W").density(), 1e-12);
+        // mask changes on a graph: optimizer state found and reset where the mask changed
+        SparseParam fc = SparseParams.get(g, "fc_W");
+        assertEquals(2, fc.updaterState().size()); // Adam m, v
+        INDArray oldMask = fc.mask().dup();
+        org.sparseflow.ops.pattern.SparseMask next = fc.spec().random(c, 4 * c, 0.25, 99);
+        fc.setMask(next);
+        INDArray changed = next.toDense(DataType.FLOAT).neq(oldMask).castTo(DataType.FLOAT);
+        assertTrue(changed.sumNumber().doubleValue() > 0);
+        for (INDArray st : fc.updaterState()) assertEquals(0.0, st.mul(changed).norm1Number().doubleValue());
+        SparseParam wq = SparseParams.get(g, "attn_Wq");
+        assertEquals(2, wq.updaterState().size());
+        assertTrue(wq.updaterState().get(1).norm1Number().doubleValue() > 0, "Adam v of attn_Wq after training");
+
         File f = new File(dir, "gpt-block.zip");
         ModelSerializer.writeModel(g, f, true);
         ComputationGraph back = ModelSerializer.restoreComputationGraph(f, true);

@@ -183,6 +183,22 @@ class SparseDenseLayerTest {
     }
 
     @Test
+    void dropoutIsAppliedInTrainingOnly() {
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(5).dataType(DataType.DOUBLE)
+                .updater(new Adam(1e-2)).list()
+                .layer(new SparseDenseLayer.Builder().nIn(8).nOut(16).density(0.5).dropOut(0.5).activation(Activation.RELU).build())
+                .layer(new SparseOutputLayer.Builder().nIn(16).nOut(4).density(0.5).dropOut(0.8).build())
+                .build());
+        net.init();
+        INDArray x = features(6, 8, 3);
+        assertEquals(net.output(x, false), net.output(x, false));
+        assertNotEquals(net.output(x, true), net.output(x, true));
+        DataSet ds = new DataSet(x, oneHot(6, 4, 4));
+        for (int i = 0; i < 3; i++) net.fit(ds);
+        assertEquals(0.0, net.getParam("0_W").mul(net.getParam("0_M").rsub(1.0)).norm1Number().doubleValue());
+    }
+
+    @Test
     void jsonAndYamlRoundTrip() {
         MultiLayerConfiguration c = mlnConf("block8", 0.25, 16, 32, 8, new Adam(1e-3), 1e-4);
         assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));

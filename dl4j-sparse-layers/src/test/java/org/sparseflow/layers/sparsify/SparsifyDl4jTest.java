@@ -105,6 +105,9 @@ class SparsifyDl4jTest {
         assertTrue(minKept >= maxPruned, minKept + " < " + maxPruned);
         // dense layers' weights copied unchanged
         assertEquals(dense.getParam("0_W"), sparse.getParam("0_W"));
+        // biases carried over although DL4J stores them as [nOut] and the sparse layer as [1, nOut]
+        assertEquals(dense.getParam("1_b").ravel(), sparse.getParam("1_b").ravel());
+        assertFalse(r.report().entry("layer1").reason().contains("fresh"), r.report().entry("layer1").reason());
 
         double before = sparse.score(data(100));
         for (int i = 0; i < 30; i++) sparse.fit(data(i % 5));

@@ -51,6 +51,24 @@ class LayerSparsifierSpiTest {
     }
 
     @Test
+    void timeDistributedDenseIsSparsifiedInsideItsWrapperAndDensifiedBack() {
+        var td = new org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed(
+                new DenseLayer.Builder().nIn(16).nOut(32).activation(Activation.GELU).build(),
+                org.deeplearning4j.nn.conf.RNNFormat.NCW);
+        SparsityConfig cfg = SparsityConfig.builder().pattern("block8").sparsity(0.5).build();
+        TimeDistributedSparsifier s = new TimeDistributedSparsifier();
+        assertTrue(s.supports(td, cfg));
+        assertArrayEquals(new long[]{16, 32}, s.weightShapes(td).get("W"));
+        var sparse = (org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed) s.sparsify(td,
+                new LayerSparsity(true, "block8", 0.5, null, 16), cfg);
+        SparseDenseLayer inner = (SparseDenseLayer) sparse.getUnderlying();
+        assertEquals("block8", inner.getPattern());
+        assertEquals(Activation.GELU.getActivationFunction(), inner.getActivationFn());
+        var back = (org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed) s.densify(sparse);
+        assertEquals(DenseLayer.class, back.getUnderlying().getClass());
+    }
+
+    @Test
     void selfAttentionIsReplacedOnlyWhenConfigAsks() {
         SelfAttentionLayer sa = new SelfAttentionLayer.Builder().nIn(16).nOut(16).nHeads(2).headSize(8).projectInput(true).build();
         SelfAttentionSparsifier s = new SelfAttentionSparsifier();

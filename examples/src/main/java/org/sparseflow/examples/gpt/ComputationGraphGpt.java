@@ -5,12 +5,10 @@ import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.distribution.NormalDistribution;
 import org.deeplearning4j.nn.conf.graph.ElementWiseVertex;
-import org.deeplearning4j.nn.conf.graph.PreprocessorVertex;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer;
 import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
-import org.deeplearning4j.nn.conf.preprocessor.FeedForwardToRnnPreProcessor;
-import org.deeplearning4j.nn.conf.preprocessor.RnnToFeedForwardPreProcessor;
+import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -31,9 +29,10 @@ import org.sparseflow.layers.nn.LayerNormLayer;
  * <p>Inputs: {@value #TOKENS} [B, T] token ids and {@value #POSITIONS} [B, T] position ids 0..T-1 (both float;
  * the position embedding is a second EmbeddingSequenceLayer because DL4J has no learned-bias layer over time).
  * Activations are recurrent NCW [B, C, T]. Blocks are pre-LN: {@code x += attn(ln1(x)); x += proj(gelu(fc(ln2(x))))};
- * the MLP dense layers see [B*T, C] through RnnToFeedForward / FeedForwardToRnn preprocessors. Output: an
+ * the MLP dense layers are wrapped in {@link TimeDistributed} (applied at every step; a PreprocessorVertex
+ * FF->RNN would take the minibatch size from the last labels, which breaks inference at another batch size). Output: an
  * {@link RnnOutputLayer} (softmax, MCXENT) with one-hot labels [B, V, T]. Vertex names: {@code wte, wpe, emb,
- * h<i>_ln1, h<i>_attn, h<i>_res1, h<i>_ln2, h<i>_fc, h<i>_proj, h<i>_proj_rnn, h<i>_res2, ln_f, lm_head}.
+ * h<i>_ln1, h<i>_attn, h<i>_res1, h<i>_ln2, h<i>_fc, h<i>_proj, h<i>_res2, ln_f, lm_head}.
  * The head is always untied (stock DL4J layers cannot share weights).
  */
 public final class ComputationGraphGpt {
@@ -74,12 +73,11 @@ public final class ComputationGraphGpt {
                      .attentionPattern("dense").blockSize(t).build(), p + "ln1")
              .addVertex(p + "res1", new ElementWiseVertex(ElementWiseVertex.Op.Add), x, p + "attn")
              .addLayer(p + "ln2", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), p + "res1")
-             .addLayer(p + "fc", new DenseLayer.Builder().nIn(C).nOut(4L * C).activation(Activation.GELU).build(),
-                     new RnnToFeedForwardPreProcessor(RNNFormat.NCW), p + "ln2")
-             .addLayer(p + "proj", new DenseLayer.Builder().nIn(4L * C).nOut(C).activation(Activation.IDENTITY)
-                     .weightInit(new NormalDistribution(0, projStd)).build(), p + "fc")
-             .addVertex(p + "proj_rnn", new PreprocessorVertex(new FeedForwardToRnnPreProcessor(RNNFormat.NCW)), p + "proj")
-             .addVertex(p + "res2", new ElementWiseVertex(ElementWiseVertex.Op.Add), p + "res1", p + "proj_rnn");
+             .addLayer(p + "fc", new TimeDistributed(new DenseLayer.Builder().nIn(C).nOut(4L * C)
+                     .activation(Activation.GELU).build(), RNNFormat.NCW), p + "ln2")
+             .addLayer(p + "proj", new TimeDistributed(new DenseLayer.Builder().nIn(4L * C).nOut(C)
+                     .activation(Activation.IDENTITY).weightInit(new NormalDistribution(0, projStd)).build(), RNNFormat.NCW), p + "fc")
+             .addVertex(p + "res2", new ElementWiseVertex(ElementWiseVertex.Op.Add), p + "res1", p + "proj");
             x = p + "res2";
         }
         g.addLayer("ln_f", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), x)

@@ -2,7 +2,6 @@ package org.sparseflow.examples.train;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -82,10 +81,29 @@ public final class ModelCatalog {
             throw new IllegalArgumentException("--model: '" + config.model + "' is neither a known model (" + String.join(", ", FACTORIES.keySet())
                     + ") nor an existing DL4J model .zip file");
         }
-        try (InputStream in = Files.newInputStream(file)) {
-            return Dl4jModel.load(in, vocabSize);
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            throw new IllegalArgumentException("--model: " + file + " cannot be loaded: " + e.getMessage());
+            throw new IllegalArgumentException("--model: cannot read " + file + ": " + e.getMessage());
+        }
+        try {
+            return Dl4jModel.load(new ByteArrayInputStream(bytes), vocabSize);
+        } catch (IOException notDl4j) {
+            try {
+                org.nd4j.autodiff.samediff.SameDiff sd = org.nd4j.autodiff.samediff.SameDiff.load(new ByteArrayInputStream(bytes), true);
+                long[] shape = sd.hasVariable(SameDiffModel.INPUT) ? sd.getVariable(SameDiffModel.INPUT).getShape() : null;
+                if (shape != null && shape.length == 2 && shape[1] > 0 && shape[1] != config.contextLength) {
+                    throw new IllegalArgumentException("--context-length: " + config.contextLength + " does not match the model's context "
+                            + shape[1] + " in " + file + "; use --context-length " + shape[1]);
+                }
+                return new SameDiffModel(sd, vocabSize, config.contextLength);
+            } catch (IllegalArgumentException e) {
+                throw e;
+            } catch (Exception notSameDiff) {
+                throw new IllegalArgumentException("--model: " + file + " is neither a DL4J model zip nor a SameDiff model ("
+                        + notDl4j.getMessage() + ")");
+            }
         }
     }
 

@@ -108,14 +108,16 @@ public final class SameDiffModel implements TrainableModel {
         LossCapture capture = new LossCapture();
         int[][] w = windows;
         sd.fit(new DataSet(Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT)), capture);
-        return capture.loss;
+        // a rewritten graph may produce the logits under another op; then measure the loss after the step
+        return Double.isNaN(capture.loss) ? loss(w) : capture.loss;
     }
 
     @Override
     public double loss(int[][] windows) {
         Map<String, INDArray> out = sd.output(Map.of(INPUT, Batches.inputIndices(windows, DataType.FLOAT),
                 LABEL, Batches.targetIndices(windows, DataType.FLOAT)), LOSS);
-        return out.get(LOSS).getDouble(0);
+        // the reference GPT's "loss" is per token ([B*T]) in M2.1, not a scalar: average it (a scalar averages to itself)
+        return out.get(LOSS).castTo(DataType.DOUBLE).meanNumber().doubleValue();
     }
 
     @Override

@@ -41,8 +41,23 @@ public final class SparsityDrivers {
                 }
             };
         }
-        org.sparseflow.mst.core.MstConfig mst = loadMst(config.sparsity);
         String label = java.nio.file.Path.of(config.sparsity).getFileName().toString();
+        org.sparseflow.layers.config.SparsityConfig fixed = loadStatic(config.sparsity);
+        if (fixed != null) {
+            return new Resolved() {
+                @Override
+                public Applied apply(TrainableModel model, TrainConfig c) {
+                    StaticSparsityDriver d = new StaticSparsityDriver(fixed, label);
+                    return new Applied(d.sparsify(model), d);
+                }
+
+                @Override
+                public SparsityDriver restore(TrainableModel model, TrainConfig c) {
+                    return new StaticSparsityDriver(fixed, label);
+                }
+            };
+        }
+        org.sparseflow.mst.core.MstConfig mst = loadMst(config.sparsity);
         return new Resolved() {
             @Override
             public Applied apply(TrainableModel model, TrainConfig c) {
@@ -54,6 +69,32 @@ public final class SparsityDrivers {
                 return new MstDriver(mst, label);
             }
         };
+    }
+
+    /**
+     * A SparsityConfig file (layers module: pattern, sparsity, distribution, include/exclude...) with no MST
+     * schedule, or null when {@code spec} is a preset, an MST file, or a SparsityConfig with an {@code mst} section.
+     */
+    static org.sparseflow.layers.config.SparsityConfig loadStatic(String spec) {
+        java.nio.file.Path file = java.nio.file.Path.of(spec);
+        if (presetNames().contains(spec.toLowerCase(java.util.Locale.ROOT)) || !java.nio.file.Files.isRegularFile(file)) {
+            return null;
+        }
+        JsonNode tree;
+        try {
+            String text = java.nio.file.Files.readString(file);
+            tree = (spec.endsWith(".json") ? Json.MAPPER : YAML).readTree(text);
+        } catch (java.io.IOException e) {
+            return null; // loadMst reports unreadable or malformed files
+        }
+        if (tree == null || !tree.isObject() || tree.has("mst") || tree.has("schedule") || tree.has("deltaT")) {
+            return null;
+        }
+        try {
+            return org.sparseflow.layers.config.SparsityConfig.load(file);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("--sparsity: " + e.getMessage());
+        }
     }
 
     /** Preset names shipped with mst-scheduler. */

@@ -17,6 +17,7 @@ import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.mst.MstListener;
 import org.sparseflow.mst.core.FlopCounter;
 import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.UpdateRecord;
 import org.sparseflow.mst.report.MstLog;
 import org.sparseflow.mst.report.MstPlots;
@@ -40,7 +41,7 @@ import java.util.Map;
  * (expected ~1: masks save no time). HSA is applied as an additive bias on the dense attention scores.
  * <pre>
  *   java -jar integration-tests/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
- *        [--variants dense,unstructured,block16] [--out DIR] [--lr 2e-3] [--eval-points 5]
+ *        [--variants dense,unstructured,block16] [--out DIR] [--lr 2e-3] [--eval-points 5] [--flops-only]
  * </pre>
  */
 public final class MstBenchmark {
@@ -66,6 +67,7 @@ public final class MstBenchmark {
         Path out = Path.of("target", "mst-benchmark");
         double lr = 2e-3;
         int evalPoints = 5;
+        boolean flopsOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> steps = 300;
@@ -74,8 +76,9 @@ public final class MstBenchmark {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--lr" -> lr = Double.parseDouble(args[++i]);
                 case "--eval-points" -> evalPoints = Integer.parseInt(args[++i]);
+                case "--flops-only" -> flopsOnly = true;
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
-                        + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N");
+                        + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only");
             }
         }
         if (steps < 10) {
@@ -92,6 +95,15 @@ public final class MstBenchmark {
                         + " train_tokens=%d val_tokens=%d threads=%s%n", tok.vocabSize(), LAYERS, D_MODEL, HEADS, CONTEXT,
                 BATCH, steps, split.train().length, split.validation().length, System.getenv("OMP_NUM_THREADS"));
 
+        if (flopsOnly) {
+            for (String v : variants) {
+                if (!v.equals("dense")) {
+                    System.out.printf(Locale.ROOT, "RESULT mst %s steps=%d flop_reduction=%.2f flops=counted-projection"
+                            + " (schedule and masks only, no training)%n", v, steps, projectedFlopReduction(v, gpt, steps));
+                }
+            }
+            return;
+        }
         Map<String, Run> runs = new LinkedHashMap<>();
         List<String> order = new ArrayList<>(variants);
         if (!order.contains("dense")) {
@@ -157,6 +169,34 @@ public final class MstBenchmark {
         ls.add(new FlopCounter.Linear("lm_head", c, g.vocab()));   // dense
         return new FlopCounter((long) BATCH * g.context(), ls, g.layers(), BATCH, g.heads(), g.headSize(), g.context(),
                 FlopCounter.gptExtraDenseFlops(g.layers(), c, g.context(), g.vocab(), BATCH));
+    }
+
+    /** Counted FLOP reduction of a variant from the schedule alone: MstCore on random weights, no model. */
+    static double projectedFlopReduction(String variant, GptConfig g, int steps) {
+        MstCore core = new MstCore(configFor(variant, steps));
+        java.util.Random r = new java.util.Random(SEED);
+        Map<String, float[]> w = new LinkedHashMap<>();
+        for (FlopCounter.Linear l : flopCounter(g).linears()) {
+            if (core.config().selects(l.name)) {
+                core.register(l.name, (int) l.in, (int) l.out);
+                float[] x = new float[(int) (l.in * l.out)];
+                for (int i = 0; i < x.length; i++) {
+                    x[i] = (float) r.nextGaussian();
+                }
+                w.put(l.name, x);
+            }
+        }
+        core.setFlopCounter(flopCounter(g), Map.of());
+        core.setAttentionLayers(g.layers());
+        core.setSeqLen(g.context());
+        core.initialize(w);
+        for (long t = 0; t < steps; t++) {
+            core.stepDone(t, Double.NaN);
+            if (core.isTopologyStep(t)) {
+                core.updateTopology(t, w, w);
+            }
+        }
+        return core.cumulativeDenseFlops() / core.cumulativeFlops();
     }
 
     static Run train(String variant, GptConfig gpt, TokenSplit split, int[][][] evalBatches, int steps, double lr,

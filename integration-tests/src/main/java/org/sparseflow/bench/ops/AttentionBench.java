@@ -20,7 +20,8 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
  * kernel on the dense causal layout ({@code dense_ms}, the baseline of {@code speedup}) and, for reference,
  * ND4J's dense matmul-softmax-matmul over the full {@code T x T} scores with an additive causal mask
  * ({@code nd4j_dense_ms}; its backward is the same formula written with ND4J ops).
- * Times are medians (and minima, {@code *_min_ms}) of repeated runs after two warm-up runs, in milliseconds;
+ * Times are medians (and minima, {@code *_min_ms}) of repeated runs after a JIT warm-up at T=512 and two
+ * warm-up runs per case, in milliseconds;
  * each line also records the machine's load average, since the shared build machine is often oversubscribed.
  *
  * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench [--quick]}.
@@ -47,6 +48,7 @@ public final class AttentionBench {
         int[] lengths = quick ? new int[] {512, 1024} : new int[] {1024, 2048};
         int reps = quick ? 3 : 5;
         List<String> out = new ArrayList<>();
+        warmUp();
         String machine = Runtime.getRuntime().availableProcessors() + "cores";
         for (int t : lengths) {
             Nd4j.getRandom().setSeed(42);
@@ -76,6 +78,21 @@ public final class AttentionBench {
     }
 
     /** Times are {median, min}; speedups are median over median and min over min. */
+    /** Runs every code path a few times on a small problem so the JIT has compiled them before timing. */
+    private static void warmUp() {
+        int t = 512;
+        Nd4j.getRandom().setSeed(7);
+        INDArray x = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+        BlockLayout dense = BlockLayout.dense(t, BLOCK, 1);
+        BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
+        INDArray bias = causalBias(t);
+        for (int i = 0; i < 5; i++) {
+            fwdBwd(x, x, x, x, dense, 0.125);
+            fwdBwd(x, x, x, x, sparse, 0.125);
+            nd4jFwdBwd(x, x, x, x, bias, 0.125);
+        }
+    }
+
     private static String line(String kase, int t, BlockLayout sparse, double[] dense, double[] sp, double[] nd4j,
                                String machine, double err) {
         return String.format(Locale.ROOT, "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT "

@@ -52,14 +52,38 @@ final class AttentionThreads {
             }
             return;
         }
+        exclusive(() -> runParallel(n, body));
+    }
+
+    /**
+     * Runs {@code body} holding the kernel lock with BLAS set to one thread (restored afterwards). Re-entrant:
+     * a kernel with several parallel phases wraps them all so that BLAS threads are switched once.
+     */
+    static void exclusive(Runnable body) {
+        if (Thread.holdsLock(LOCK)) {
+            body.run();
+            return;
+        }
         synchronized (LOCK) {
             Blas blas = Nd4j.factory().blas();
             int previous = blas.getMaxThreads();
-            boolean switchThreads = previous != 1;
+            boolean switchThreads = THREADS > 1 && previous != 1;
             if (switchThreads) {
                 blas.setMaxThreads(1);
             }
             try {
+                body.run();
+            } finally {
+                if (switchThreads) {
+                    blas.setMaxThreads(previous);
+                }
+            }
+        }
+    }
+
+    private static void runParallel(int n, IntConsumer body) {
+        {
+            {
                 AtomicInteger next = new AtomicInteger();
                 Runnable worker = () -> {
                     for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
@@ -97,10 +121,6 @@ final class AttentionThreads {
                 }
                 if (failure != null) {
                     throw new IllegalStateException("sparse attention kernel failed", failure);
-                }
-            } finally {
-                if (switchThreads) {
-                    blas.setMaxThreads(previous);
                 }
             }
         }

@@ -221,6 +221,23 @@ public final class SparseAttention {
             INDArray out2 = direct ? out.reshape('c', g.rows(), g.headDim) : Nd4j.create(g.type, g.rows(), g.headDim);
             long outAddr = NativeGemm.address(out2);
             double[] lseAll = new double[(int) g.rows()];
+            long work = g.rows() * g.headDim * (long) g.seqLen;
+            if (work < AttentionThreads.SERIAL_WORK) {
+                forwardPhases(g, layout, scale, o, outAddr, lseAll);
+            } else {
+                AttentionThreads.exclusive(() -> forwardPhases(g, layout, scale, o, outAddr, lseAll));
+            }
+            if (!direct) {
+                out.assign(out2.reshape('c', g.batch, g.heads, g.seqLen, g.headDim));
+            }
+            lse.assign(NativeGemm.fromDoubles(lseAll, new long[] {g.batch, g.heads, g.seqLen}, g.type));
+        }
+    }
+
+    /** Strided scores, tiles, strided output: three parallel phases (the first and last only with strides). */
+    private static void forwardPhases(Geometry g, BlockLayout layout, double scale, Operands o, long outAddr,
+                                      double[] lseAll) {
+        {
             int nb = g.seqLen / g.block;
             int tasks = g.batch * g.heads * nb;
             long work = g.rows() * g.headDim * (long) g.seqLen;
@@ -243,10 +260,6 @@ public final class SparseAttention {
                 AttentionThreads.parallelFor(g.batch * g.heads, work, bh -> strideOutput(g, layout, bh, o, outAddr,
                         lseAll, strideScores));
             }
-            if (!direct) {
-                out.assign(out2.reshape('c', g.batch, g.heads, g.seqLen, g.headDim));
-            }
-            lse.assign(NativeGemm.fromDoubles(lseAll, new long[] {g.batch, g.heads, g.seqLen}, g.type));
         }
     }
 

@@ -71,7 +71,7 @@ public final class SparseLinear {
                 y.assign(yb);
             }
         } else {
-            y.assign(x.castTo(w.dataType()).mmul(w.mul(mask.cachedDense(w.dataType()))));
+            x.mmul(w.mul(mask.cachedDense(w.dataType())), y);   // x and w share a type (validated)
         }
         if (bias != null) {
             y.addiRowVector(bias.reshape(1, w.size(1)).castTo(y.dataType()));
@@ -149,14 +149,13 @@ public final class SparseLinear {
             INDArray m = mask.cachedDense(dt);
             INDArray dyc = dy.castTo(dt);
             if (dx != null) {
-                dx.assign(dyc.mmul(w.mul(m).transpose()));
+                dyc.mmul(w.mul(m).transpose(), dx);
             }
             if (dW != null) {
-                INDArray g = x.castTo(dt).transpose().mmul(dyc);
+                x.transpose().mmul(dyc, dW);
                 if (!denseWeightGrad) {
-                    g.muli(m);
+                    dW.muli(m);
                 }
-                dW.assign(g);
             }
         }
         if (dBias != null) {

@@ -34,4 +34,26 @@ class DenseFallbackTest {
         assertTrue(relErr(dk, g.dk()) < 1e-10, "dk " + relErr(dk, g.dk()));
         assertTrue(relErr(dv, g.dv()) < 1e-10, "dv " + relErr(dv, g.dv()));
     }
+
+    /** Large enough for the multi-threaded path (work above AttentionThreads.SERIAL_WORK). */
+    @Test
+    void parallelPathMatchesDenseReference() {
+        int t = 256;
+        BlockLayout layout = AttentionPattern.parse("local:32+strided:48+fixed:64:2+random:1:seed=9").layout(t, 16, 4);
+        INDArray q = rand(51, DataType.DOUBLE, 1, 4, t, 16);
+        INDArray k = rand(52, DataType.DOUBLE, 1, 4, t, 16);
+        INDArray v = rand(53, DataType.DOUBLE, 1, 4, t, 16);
+        INDArray dOut = rand(54, DataType.DOUBLE, 1, 4, t, 16);
+        assertTrue(1L * 4 * t * 16 * t >= AttentionThreads.SERIAL_WORK);
+        SparseAttention.Result r = SparseAttention.forward(q, k, v, layout, 0.25);
+        assertTrue(relErr(r.out(), SparseAttention.denseMasked(q, k, v, layout, 0.25)) < 1e-10);
+        SparseAttention.Grads g = SparseAttention.backward(q, k, v, r, dOut, layout, 0.25);
+        INDArray dq = q.like();
+        INDArray dk = q.like();
+        INDArray dv = q.like();
+        DenseFallback.backward(q, k, v, r.out(), dOut, layout, 0.25, dq, dk, dv);
+        assertTrue(relErr(dq, g.dq()) < 1e-10, "dq " + relErr(dq, g.dq()));
+        assertTrue(relErr(dk, g.dk()) < 1e-10, "dk " + relErr(dk, g.dk()));
+        assertTrue(relErr(dv, g.dv()) < 1e-10, "dv " + relErr(dv, g.dv()));
+    }
 }

@@ -1,0 +1,81 @@
+package org.sparseflow.layers.nn;
+
+import org.deeplearning4j.gradientcheck.GradientCheckUtil;
+import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.activations.Activation;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.config.NoOp;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+class LayerNormLayerTest {
+
+    @BeforeAll
+    static void doublePrecision() {
+        Nd4j.setDefaultDataTypes(DataType.DOUBLE, DataType.DOUBLE);
+    }
+
+    @AfterAll
+    static void restorePrecision() {
+        Nd4j.setDefaultDataTypes(DataType.FLOAT, DataType.FLOAT);
+    }
+
+    static MultiLayerNetwork net() {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(2).dataType(DataType.DOUBLE).updater(new NoOp())
+                .list()
+                .layer(new LayerNormLayer.Builder().eps(1e-5).build())
+                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build())
+                .setInputType(InputType.feedForward(5)).build();
+        MultiLayerNetwork n = new MultiLayerNetwork(c);
+        n.init();
+        n.getParam("0_g").assign(Nd4j.create(new double[][]{{0.5, 1.5, -1.0, 2.0, 0.7}}));
+        n.getParam("0_b").assign(Nd4j.create(new double[][]{{0.1, -0.2, 0.3, 0.0, 1.0}}));
+        return n;
+    }
+
+    @Test
+    void matchesHandComputedNormalisation() {
+        MultiLayerNetwork n = net();
+        INDArray x = Nd4j.create(new double[][]{{1, 2, 3, 4, 5}, {-3, 0.5, 7, 2, 2}});
+        INDArray y = n.feedForward(x).get(1);
+        for (int r = 0; r < 2; r++) {
+            double mean = 0, var = 0;
+            for (int j = 0; j < 5; j++) mean += x.getDouble(r, j) / 5;
+            for (int j = 0; j < 5; j++) var += Math.pow(x.getDouble(r, j) - mean, 2) / 5;
+            for (int j = 0; j < 5; j++) {
+                double e = (x.getDouble(r, j) - mean) / Math.sqrt(var + 1e-5) * n.getParam("0_g").getDouble(0, j)
+                        + n.getParam("0_b").getDouble(0, j);
+                assertEquals(e, y.getDouble(r, j), 1e-12);
+            }
+        }
+    }
+
+    @Test
+    void gradientCheckFeedForward() {
+        Nd4j.getRandom().setSeed(3);
+        assertTrue(GradientCheckUtil.checkGradients(new GradientCheckUtil.MLNConfig().net(net())
+                .input(Nd4j.rand(DataType.DOUBLE, 3, 5)).labels(Nd4j.rand(DataType.DOUBLE, 3, 3))));
+    }
+
+    @Test
+    void badConfig() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new LayerNormLayer.Builder().eps(0).build());
+        assertTrue(e.getMessage().contains("eps") && e.getMessage().contains("0.0") && e.getMessage().contains("> 0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new LayerNormLayer.Builder().nIn(4).nOut(5).build());
+        assertTrue(e.getMessage().contains("nOut") && e.getMessage().contains("5"), e.getMessage());
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().list().layer(new LayerNormLayer.Builder().nIn(8).build())
+                .build();
+        assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));
+        assertEquals(c, MultiLayerConfiguration.fromYaml(c.toYaml()));
+    }
+}
