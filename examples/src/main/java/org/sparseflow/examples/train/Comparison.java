@@ -26,7 +26,7 @@ public final class Comparison implements Stoppable {
      * Steps per run for the no-argument {@code compare}: chosen so both gpt-mini runs, their evaluations and
      * the simulation finish in under 15 minutes on a 2-core CPU.
      */
-    public static final int DEFAULT_STEPS = 300;
+    public static final int DEFAULT_STEPS = 200;
 
     /** Options; public fields. */
     public static final class Options {
