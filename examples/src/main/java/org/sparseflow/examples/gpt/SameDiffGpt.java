@@ -30,6 +30,8 @@ public final class SameDiffGpt {
     public static final String LABEL = "label";
     public static final String LOGITS = "logits";
     public static final String LOSS = "loss";
+    /** Per-token cross-entropy [B*T] that {@value #LOSS} averages. */
+    public static final String TOKEN_LOSS = "token_loss";
 
     private SameDiffGpt() { }
 
@@ -79,7 +81,11 @@ public final class SameDiffGpt {
         SDVariable logits = c.tiedHead()
                 ? sd.mmul(LOGITS, hf, wte, false, true, false)
                 : hf.mmul(LOGITS, linear(sd, "lm_head", C, v, std));
-        sd.loss().sparseSoftmaxCrossEntropy(LOSS, logits, labels.reshape(-1).castTo(DataType.INT32));
+        // sparseSoftmaxCrossEntropy has no reduction: it returns one loss per token. Average it so that LOSS is
+        // the scalar mean cross-entropy (nats per token) that users and benchmarks read.
+        SDVariable tokenLoss = sd.loss().sparseSoftmaxCrossEntropy(TOKEN_LOSS, logits,
+                labels.reshape(-1).castTo(DataType.INT32));
+        tokenLoss.mean(LOSS);
         sd.setLossVariables(LOSS);
         sd.setTrainingConfig(TrainingConfig.builder()
                 .updater(updater)

@@ -252,7 +252,7 @@ public final class MstBenchmark {
         for (int[][] b : batches) {
             Map<String, INDArray> o = sd.output(Map.of(SameDiffGpt.INPUT, Batches.inputIndices(b, DataType.FLOAT),
                     SameDiffGpt.LABEL, Batches.targetIndices(b, DataType.FLOAT)), SameDiffGpt.LOSS);
-            sum += o.get(SameDiffGpt.LOSS).getDouble(0);
+            sum += o.get(SameDiffGpt.LOSS).meanNumber().doubleValue();
         }
         return sum / batches.length;
     }

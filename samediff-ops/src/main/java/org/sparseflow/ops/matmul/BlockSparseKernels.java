@@ -109,29 +109,9 @@ public final class BlockSparseKernels {
         final int b = mask.blockSize();
         final int n = (int) x.size(0);
         Mat mx = Mat.of(x), mw = Mat.of(w), my = Mat.of(y);
-        List<List<Runnable>> bins = new ArrayList<>();
-        long[] cost = newBins(bins);
-        // unit of work: one output column block j (all its gemms write y[:, jb])
-        for (int j = 0; j < mask.blockCols(); j++) {
-            List<Runnable> unit = new ArrayList<>();
-            int kept = 0;
-            for (int i = 0; i < mask.blockRows(); ) {
-                if (!mask.isBlockKept(i, j)) {
-                    i++;
-                    continue;
-                }
-                int i0 = i;
-                while (i < mask.blockRows() && mask.isBlockKept(i, j)) {
-                    i++;
-                }
-                final int r0 = i0 * b, len = (i - i0) * b, c0 = j * b;
-                kept += i - i0;
-                // y[:, c0:c0+b] += x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b]
-                unit.add(() -> gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, c0), my.sub(0, c0), 1.0));
-            }
-            addUnit(bins, cost, unit, kept);
-        }
-        run(bins);
+        // unit of work: one output column block j (all its gemms write y[:, jb]);
+        // y[:, c0:c0+b] += x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b] for each run of kept row blocks
+        runByColumnBlock(mask, (r0, len, c0) -> gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, c0), my.sub(0, c0), 1.0));
     }
 
     /** dx = dy (W o M)^T accumulated into dx (beta = 1); dx [N, nIn] must be zero on entry. */
@@ -139,26 +119,17 @@ public final class BlockSparseKernels {
         final int b = mask.blockSize();
         final int n = (int) dy.size(0);
         Mat mdy = Mat.of(dy), mwt = Mat.of(w).t(), mdx = Mat.of(dx);
+        // unit of work: one input row block i (all its gemms write dx[:, ib]), i.e. a column block of W^T;
+        // dx[:, r0:r0+b] += dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column blocks
         List<List<Runnable>> bins = new ArrayList<>();
         long[] cost = newBins(bins);
-        // unit of work: one input row block i (all its gemms write dx[:, ib])
         for (int i = 0; i < mask.blockRows(); i++) {
+            final int row = i;
             List<Runnable> unit = new ArrayList<>();
-            int kept = 0;
-            for (int j = 0; j < mask.blockCols(); ) {
-                if (!mask.isBlockKept(i, j)) {
-                    j++;
-                    continue;
-                }
-                int j0 = j;
-                while (j < mask.blockCols() && mask.isBlockKept(i, j)) {
-                    j++;
-                }
-                final int c0 = j0 * b, len = (j - j0) * b, r0 = i * b;
-                kept += j - j0;
-                // dx[:, r0:r0+b] += dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T
+            int kept = forEachRun(mask.blockCols(), jb -> mask.isBlockKept(row, jb), (j0, count) -> {
+                final int c0 = j0 * b, len = count * b, r0 = row * b;
                 unit.add(() -> gemm(n, b, len, mdy.sub(0, c0), mwt.sub(c0, r0), mdx.sub(0, r0), 1.0));
-            }
+            });
             addUnit(bins, cost, unit, kept);
         }
         run(bins);
@@ -169,28 +140,47 @@ public final class BlockSparseKernels {
         final int b = mask.blockSize();
         final int n = (int) x.size(0);
         Mat mxt = Mat.of(x).t(), mdy = Mat.of(dy), mdw = Mat.of(dW);
+        // dW[r0:r0+len, c0:c0+b] = x[:, r0:r0+len]^T * dy[:, c0:c0+b]
+        runByColumnBlock(mask, (r0, len, c0) -> gemm(len, b, n, mxt.sub(r0, 0), mdy.sub(0, c0), mdw.sub(r0, c0), 0.0));
+    }
+
+    /** One BLAS call on a run of kept blocks: rows [r0, r0+len) of W, output column offset c0. */
+    private interface RunCall {
+        void call(int r0, int len, int c0);
+    }
+
+    /** Runs {@code call} for every run of vertically adjacent kept blocks, one work unit per column block. */
+    private static void runByColumnBlock(BlockMask mask, RunCall call) {
+        final int b = mask.blockSize();
         List<List<Runnable>> bins = new ArrayList<>();
         long[] cost = newBins(bins);
         for (int j = 0; j < mask.blockCols(); j++) {
+            final int col = j;
             List<Runnable> unit = new ArrayList<>();
-            int kept = 0;
-            for (int i = 0; i < mask.blockRows(); ) {
-                if (!mask.isBlockKept(i, j)) {
-                    i++;
-                    continue;
-                }
-                int i0 = i;
-                while (i < mask.blockRows() && mask.isBlockKept(i, j)) {
-                    i++;
-                }
-                final int r0 = i0 * b, len = (i - i0) * b, c0 = j * b;
-                kept += i - i0;
-                // dW[r0:r0+len, c0:c0+b] = x[:, r0:r0+len]^T * dy[:, c0:c0+b]
-                unit.add(() -> gemm(len, b, n, mxt.sub(r0, 0), mdy.sub(0, c0), mdw.sub(r0, c0), 0.0));
-            }
+            int kept = forEachRun(mask.blockRows(), ib -> mask.isBlockKept(ib, col),
+                    (i0, count) -> unit.add(() -> call.call(i0 * b, count * b, col * b)));
             addUnit(bins, cost, unit, kept);
         }
         run(bins);
+    }
+
+    /** Calls {@code run(start, count)} for each maximal run of kept indices in [0, size); returns the kept count. */
+    private static int forEachRun(int size, java.util.function.IntPredicate kept,
+                                  java.util.function.BiConsumer<Integer, Integer> run) {
+        int total = 0;
+        for (int i = 0; i < size; ) {
+            if (!kept.test(i)) {
+                i++;
+                continue;
+            }
+            int i0 = i;
+            while (i < size && kept.test(i)) {
+                i++;
+            }
+            run.accept(i0, i - i0);
+            total += i - i0;
+        }
+        return total;
     }
 
     /** Returns a, or a copy in 'f' order when a's strides cannot be handed to BLAS directly. */
