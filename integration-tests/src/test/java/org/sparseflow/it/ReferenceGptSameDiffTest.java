@@ -84,5 +84,18 @@ class ReferenceGptSameDiffTest {
         SameDiff loaded = SameDiff.load(f, true);
         Map<String, INDArray> ph = Map.of(SameDiffGpt.INPUT, eval.getFeatures());
         assertEquals(sd.outputSingle(ph, SameDiffGpt.LOGITS), loaded.outputSingle(ph, SameDiffGpt.LOGITS));
+
+        // densify: only stock ops remain (sparse attention -> masked dense attention), same outputs up to float
+        // rounding (the sparse kernel sums in a different order)
+        INDArray sparseLogits = sd.outputSingle(ph, SameDiffGpt.LOGITS);
+        Sparsify.densify(sd, c.context());
+        for (SameDiffOp op : sd.getOps().values()) {
+            assertFalse(op.getOp().opName().startsWith("sparseflow_"), "SparseFlow op left after densify: " + op.getName());
+        }
+        INDArray denseLogits = sd.outputSingle(ph, SameDiffGpt.LOGITS);
+        double maxDiff = sparseLogits.sub(denseLogits).amaxNumber().doubleValue();
+        assertTrue(maxDiff < 1e-4, "densified logits differ by " + maxDiff);
+        // Not asserted yet: the densified graph saved with sd.save() and loaded back returns no "logits" in
+        // M2.1 (open item of the layers issue); the in-memory densified graph above is correct.
     }
 }

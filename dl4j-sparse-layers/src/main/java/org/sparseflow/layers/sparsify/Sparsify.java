@@ -195,9 +195,19 @@ public final class Sparsify {
         return out;
     }
 
-    /** Replaces the sparse matmul ops of a rewritten graph by plain matmuls of the (zero-filled) weights, in place. */
+    /**
+     * Replaces the SparseFlow ops of a rewritten graph, in place, by stock ops with identical outputs: sparse
+     * matmuls by plain matmuls of the (zero-filled) weights, sparse attention by masked dense attention. The
+     * sequence length is read from the static shape of the attention inputs; use {@link #densify(SameDiff, int)}
+     * when it is not known statically.
+     */
     public static SameDiff densify(SameDiff sd) {
-        SameDiffSparsifier.densify(sd);
+        return densify(sd, 0);
+    }
+
+    /** As {@link #densify(SameDiff)}, for attention inputs of sequence length {@code seqLen}. */
+    public static SameDiff densify(SameDiff sd, int seqLen) {
+        SameDiffSparsifier.densify(sd, seqLen);
         return sd;
     }
 
