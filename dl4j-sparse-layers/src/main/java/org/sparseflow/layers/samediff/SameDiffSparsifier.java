@@ -61,6 +61,7 @@ public final class SameDiffSparsifier {
         List<Entry> entries = new ArrayList<>();
         rewriteAttention(cfg, sd, entries);
         rewriteMatmuls(cfg, sd, entries);
+        renameOpsNamedLikeForeignVariables(sd);
         return new SparsifyReport("pattern=" + cfg.getPattern() + " sparsity=" + cfg.getSparsity() + " distribution="
                 + cfg.getDistribution() + " initialMask=" + cfg.getInitialMask() + " seed=" + cfg.getSeed(), entries);
     }
@@ -252,6 +253,31 @@ public final class SameDiffSparsifier {
             } else if (op.getOp() instanceof SparseAttentionOp attention) {
                 densifyAttention(sd, op, attention, seqLen);
             }
+        }
+        renameOpsNamedLikeForeignVariables(sd);
+    }
+
+    /**
+     * SameDiff gives a new op the first free op name ("matmul_13"), which may equal the name of a variable that
+     * another op outputs (an output name we kept so consumers stay linked). The graph runs, but SameDiff's
+     * FlatBuffers loader then binds that variable to the wrong op and the model loses outputs after save/load.
+     * Such ops get a fresh name.
+     */
+    static void renameOpsNamedLikeForeignVariables(SameDiff sd) {
+        for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
+            String name = op.getName();
+            if (!sd.getVariables().containsKey(name) || op.getOutputsOfOp().contains(name)) continue;
+            String fresh = name + "_op";
+            for (int i = 1; sd.getOps().containsKey(fresh) || sd.getVariables().containsKey(fresh); i++) fresh = name + "_op" + i;
+            sd.getOps().remove(name);
+            op.setName(fresh);
+            op.getOp().setOwnName(fresh);
+            sd.getOps().put(fresh, op);
+            for (String in : op.getInputsToOp()) {
+                List<String> users = sd.getVariables().get(in).getInputsForOp();
+                if (users != null) users.replaceAll(u -> u.equals(name) ? op.getName() : u);
+            }
+            for (String out : op.getOutputsOfOp()) sd.getVariables().get(out).setOutputOfOp(fresh);
         }
     }
 
