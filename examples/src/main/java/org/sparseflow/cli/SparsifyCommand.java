@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.sparseflow.examples.train.AtomicFiles;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -44,6 +45,11 @@ public final class SparsifyCommand implements Callable<Integer> {
     @Option(names = "--densify", description = "Turn a sparse model back into stock DL4J layers with zeros in place.")
     boolean densify;
 
+    @Option(names = "--seq-len", paramLabel = "<T>",
+            description = "With --densify on a SameDiff graph with sparse attention: the sequence length T, when the "
+                    + "graph does not fix it statically.")
+    int seqLen;
+
     @Option(names = "--report", paramLabel = "<file>", description = "Also write the report table to this file.")
     Path reportFile;
 
@@ -63,7 +69,7 @@ public final class SparsifyCommand implements Callable<Integer> {
         try {
             return run(o);
         } catch (IllegalArgumentException | IOException | java.io.UncheckedIOException ex) {
-            e.println("error: " + ex.getMessage());
+            e.println("error: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
             e.flush();
             return 1;
         }
@@ -87,32 +93,46 @@ public final class SparsifyCommand implements Callable<Integer> {
             case SAMEDIFF -> {
                 SameDiff sd = SameDiff.load(in.toFile(), true);
                 if (densify) {
-                    Sparsify.densify(sd);
+                    if (seqLen < 0) {
+                        throw new IllegalArgumentException("--seq-len = " + seqLen + "; allowed: a sequence length > 0");
+                    }
+                    Sparsify.densify(sd, seqLen);
                     report = SparsifyReport.noConfig();
                 } else {
                     report = Sparsify.apply(cfg, sd).report();
                 }
-                sd.save(out.toFile(), true);
+                // never a half-written file at <out>; SameDiff.save closes its stream, AtomicFiles still needs it to fsync
+                AtomicFiles.write(out, os -> sd.save(new java.io.FilterOutputStream(os) {
+                    @Override
+                    public void write(byte[] b, int off, int len) throws IOException {
+                        out.write(b, off, len);   // FilterOutputStream would write byte by byte
+                    }
+
+                    @Override
+                    public void close() throws IOException {
+                        flush();
+                    }
+                }, true));
             }
             case MULTI_LAYER -> {
                 MultiLayerNetwork net = ModelSerializer.restoreMultiLayerNetwork(in.toFile(), true);
                 if (densify) {
-                    ModelSerializer.writeModel(Sparsify.densify(net), out.toFile(), false);
+                    AtomicFiles.write(out, os -> ModelSerializer.writeModel(Sparsify.densify(net), os, false));
                     report = SparsifyReport.noConfig();
                 } else {
                     Sparsified<MultiLayerNetwork> s = Sparsify.apply(cfg, net);
-                    ModelSerializer.writeModel(s.model(), out.toFile(), true);
+                    AtomicFiles.write(out, os -> ModelSerializer.writeModel(s.model(), os, true));
                     report = s.report();
                 }
             }
             default -> {
                 ComputationGraph net = ModelSerializer.restoreComputationGraph(in.toFile(), true);
                 if (densify) {
-                    ModelSerializer.writeModel(Sparsify.densify(net), out.toFile(), false);
+                    AtomicFiles.write(out, os -> ModelSerializer.writeModel(Sparsify.densify(net), os, false));
                     report = SparsifyReport.noConfig();
                 } else {
                     Sparsified<ComputationGraph> s = Sparsify.apply(cfg, net);
-                    ModelSerializer.writeModel(s.model(), out.toFile(), true);
+                    AtomicFiles.write(out, os -> ModelSerializer.writeModel(s.model(), os, true));
                     report = s.report();
                 }
             }

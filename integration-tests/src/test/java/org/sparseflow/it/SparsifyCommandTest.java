@@ -14,7 +14,10 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.nd4j.autodiff.samediff.SameDiff;
 import org.sparseflow.cli.SparsifyCommand;
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 import picocli.CommandLine;
 
@@ -23,6 +26,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -62,6 +66,28 @@ class SparsifyCommandTest {
         assertEquals(DenseLayer.class, plain.getLayerWiseConfigurations().getConf(1).getLayer().getClass());
         INDArray x = Nd4j.randn(DataType.FLOAT, 5, 16);
         assertEquals(sparse.output(x), plain.output(x));
+    }
+
+    @Test
+    void sparsifiesAndDensifiesSavedSameDiffGpt(@TempDir Path dir) throws Exception {
+        ReferenceGptSupport data = new ReferenceGptSupport();
+        GptConfig c = new GptConfig(data.tokenizer.vocabSize(), 2, 32, 2, 16, 42);
+        SameDiff sd = SameDiffGpt.build(c, 1e-3);
+        File in = dir.resolve("gpt.fb").toFile(), out = dir.resolve("sparse.fb").toFile(), back = dir.resolve("dense.fb").toFile();
+        sd.save(in, false);
+        Path yaml = Path.of(SparsifyCommandTest.class.getResource("/sparsity/gpt-samediff.yaml").toURI());
+        StringWriter o = new StringWriter(), e = new StringWriter();
+        assertEquals(0, run(o, e, "--config", yaml.toString(), in.toString(), out.toString()), e.toString());
+        Map<String, INDArray> ph = Map.of(SameDiffGpt.INPUT, SameDiffGpt.batch(data.sampler(4, c.context(), 3).windows(0)).getFeatures());
+        SameDiff sparse = SameDiff.load(out, true);
+        assertTrue(sparse.getOps().values().stream().anyMatch(op -> op.getOp().opName().startsWith("sparseflow_")));
+        INDArray sparseLogits = sparse.outputSingle(ph, SameDiffGpt.LOGITS);
+
+        assertEquals(0, run(new StringWriter(), e, "--densify", "--seq-len", String.valueOf(c.context()),
+                out.toString(), back.toString()), e.toString());
+        SameDiff dense = SameDiff.load(back, true);
+        assertTrue(dense.getOps().values().stream().noneMatch(op -> op.getOp().opName().startsWith("sparseflow_")));
+        assertTrue(sparseLogits.sub(dense.outputSingle(ph, SameDiffGpt.LOGITS)).amaxNumber().doubleValue() < 1e-4);
     }
 
     @Test
