@@ -94,7 +94,7 @@ public final class SparsifyCommand implements Callable<Integer> {
                 SameDiff sd = SameDiff.load(in.toFile(), true);
                 if (densify) {
                     if (seqLen < 0) {
-                        throw new IllegalArgumentException("--seq-len = " + seqLen + "; allowed: a sequence length > 0");
+                        throw new IllegalArgumentException("--seq-len = " + seqLen + "; allowed: a sequence length > 0, or 0 (the default) to read it from the graph");
                     }
                     Sparsify.densify(sd, seqLen);
                     report = SparsifyReport.noConfig();
