@@ -17,11 +17,17 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
 
 /**
  * Block-sparse GEMM kernels for the ND4J CPU backend. Work is proportional to the kept blocks:
  * each kept (run of) b x b block(s) is one single-threaded BLAS call on strided panels of the dense
- * operands (no gather copies), and calls are spread over Java threads by output panel. While a kernel
+ * operands (no gather copies), and calls are spread over Java threads by output panel. Outputs can be
+ * written without clearing them first (beta = 0 on the first call per panel), and each output panel is
+ * probed for NaN while it is still in cache, so no pass over the dense operands is needed for validation. While a kernel
  * runs, OpenBLAS is set to one thread (many small GEMMs lose most of their time to BLAS threading,
  * see docs/benchmarks-ops.md) and the previous thread count is restored afterwards.
  *
@@ -104,35 +110,51 @@ public final class BlockSparseKernels {
 
     // ------------------------------------------------------------------ public kernels
 
+    /**
+     * What a kernel found when it summed each output panel it wrote while the panel was still in cache: one BLAS
+     * {@code ?asum} per panel, so a NaN that reached the output through a kept block is detected at almost no cost
+     * (a NaN in a pruned weight or in activations that no kept block reads does not matter and is not reported).
+     */
+    public enum Probe {
+        CLEAN, NAN
+    }
+
     /** y = x (W o M) accumulated into y (beta = 1); y [N, nOut] must be zero (or hold a bias) on entry. */
-    public static void forwardAccumulate(INDArray x, INDArray w, BlockMask mask, INDArray y) {
+    public static Probe forwardAccumulate(INDArray x, INDArray w, BlockMask mask, INDArray y) {
+        return forward(x, w, mask, y, false);
+    }
+
+    /**
+     * y = x (W o M). With {@code overwrite} the previous content of y is ignored (y may be uninitialised memory:
+     * the first GEMM of each output panel runs with beta = 0 and panels without kept blocks are cleared), otherwise
+     * the product is added to y. Returns whether y now contains NaN.
+     */
+    public static Probe forward(INDArray x, INDArray w, BlockMask mask, INDArray y, boolean overwrite) {
         final int b = mask.blockSize();
         final int n = (int) x.size(0);
         Mat mx = Mat.of(x), mw = Mat.of(w), my = Mat.of(y);
         // unit of work: one output column block j (all its gemms write y[:, jb]);
-        // y[:, c0:c0+b] += x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b] for each run of kept row blocks
-        runByColumnBlock(mask, (r0, len, c0) -> gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, c0), my.sub(0, c0), 1.0));
+        // y[:, c0:c0+b] (+)= x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b] for each run of kept row blocks
+        return runPanels(mask.blockCols(), mask.blockRows(), b, j -> ib -> mask.isBlockKept(ib, j), overwrite,
+                (j, r0, len, beta) -> gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, j * b), my.sub(0, j * b), beta),
+                j -> my.sub(0, (long) j * b), n, b);
     }
 
     /** dx = dy (W o M)^T accumulated into dx (beta = 1); dx [N, nIn] must be zero on entry. */
-    public static void inputGradAccumulate(INDArray dy, INDArray w, BlockMask mask, INDArray dx) {
+    public static Probe inputGradAccumulate(INDArray dy, INDArray w, BlockMask mask, INDArray dx) {
+        return inputGrad(dy, w, mask, dx, false);
+    }
+
+    /** dx = dy (W o M)^T, overwriting dx when {@code overwrite} (see {@link #forward}); returns whether dx has NaN. */
+    public static Probe inputGrad(INDArray dy, INDArray w, BlockMask mask, INDArray dx, boolean overwrite) {
         final int b = mask.blockSize();
         final int n = (int) dy.size(0);
         Mat mdy = Mat.of(dy), mwt = Mat.of(w).t(), mdx = Mat.of(dx);
         // unit of work: one input row block i (all its gemms write dx[:, ib]), i.e. a column block of W^T;
-        // dx[:, r0:r0+b] += dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column blocks
-        List<List<Runnable>> bins = new ArrayList<>();
-        long[] cost = newBins(bins);
-        for (int i = 0; i < mask.blockRows(); i++) {
-            final int row = i;
-            List<Runnable> unit = new ArrayList<>();
-            int kept = forEachRun(mask.blockCols(), jb -> mask.isBlockKept(row, jb), (j0, count) -> {
-                final int c0 = j0 * b, len = count * b, r0 = row * b;
-                unit.add(() -> gemm(n, b, len, mdy.sub(0, c0), mwt.sub(c0, r0), mdx.sub(0, r0), 1.0));
-            });
-            addUnit(bins, cost, unit, kept);
-        }
-        run(bins);
+        // dx[:, r0:r0+b] (+)= dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column blocks
+        return runPanels(mask.blockRows(), mask.blockCols(), b, i -> jb -> mask.isBlockKept(i, jb), overwrite,
+                (i, c0, len, beta) -> gemm(n, b, len, mdy.sub(0, c0), mwt.sub(c0, (long) i * b), mdx.sub(0, (long) i * b), beta),
+                i -> mdx.sub(0, (long) i * b), n, b);
     }
 
     /** dW = x^T dy on kept blocks only (written with beta = 0); entries outside the mask are not touched. */
@@ -141,32 +163,57 @@ public final class BlockSparseKernels {
         final int n = (int) x.size(0);
         Mat mxt = Mat.of(x).t(), mdy = Mat.of(dy), mdw = Mat.of(dW);
         // dW[r0:r0+len, c0:c0+b] = x[:, r0:r0+len]^T * dy[:, c0:c0+b]
-        runByColumnBlock(mask, (r0, len, c0) -> gemm(len, b, n, mxt.sub(r0, 0), mdy.sub(0, c0), mdw.sub(r0, c0), 0.0));
+        runPanels(mask.blockCols(), mask.blockRows(), b, j -> ib -> mask.isBlockKept(ib, j), false,
+                (j, r0, len, beta) -> gemm(len, b, n, mxt.sub(r0, 0), mdy.sub(0, (long) j * b), mdw.sub(r0, (long) j * b), 0.0),
+                null, 0, 0);
     }
 
-    /** One BLAS call on a run of kept blocks: rows [r0, r0+len) of W, output column offset c0. */
+    /** One BLAS call for output panel p on a run of kept blocks [start, start+len) (in elements), with beta. */
     private interface RunCall {
-        void call(int r0, int len, int c0);
+        void call(int panel, int start, int len, double beta);
     }
 
-    /** Runs {@code call} for every run of vertically adjacent kept blocks, one work unit per column block. */
-    private static void runByColumnBlock(BlockMask mask, RunCall call) {
-        final int b = mask.blockSize();
+    /**
+     * Runs one work unit per output panel p in [0, panels): the GEMM calls for every maximal run of kept blocks
+     * {@code kept.apply(p)} over [0, depth) blocks of size b (first with beta 0 when overwriting, panels with no kept block
+     * cleared), then, when {@code panelOf} is given, sums the panel (rows x cols) to probe for NaN.
+     */
+    private static Probe runPanels(int panels, int depth, int b, IntFunction<IntPredicate> kept,
+                                   boolean overwrite, RunCall call, IntFunction<Mat> panelOf,
+                                   int rows, int cols) {
         List<List<Runnable>> bins = new ArrayList<>();
         long[] cost = newBins(bins);
-        for (int j = 0; j < mask.blockCols(); j++) {
-            final int col = j;
-            List<Runnable> unit = new ArrayList<>();
-            int kept = forEachRun(mask.blockRows(), ib -> mask.isBlockKept(ib, col),
-                    (i0, count) -> unit.add(() -> call.call(i0 * b, count * b, col * b)));
-            addUnit(bins, cost, unit, kept);
+        AtomicBoolean nan = new AtomicBoolean();
+        for (int p = 0; p < panels; p++) {
+            final int panel = p;
+            List<int[]> runs = new ArrayList<>();
+            IntPredicate k = kept.apply(panel);
+            int keptCount = forEachRun(depth, k, (s0, count) -> runs.add(new int[]{s0, count}));
+            if (runs.isEmpty() && !overwrite) {
+                continue;
+            }
+            Runnable unit = () -> {
+                if (runs.isEmpty()) {
+                    zero(panelOf.apply(panel), rows, cols);
+                    return;
+                }
+                for (int r = 0; r < runs.size(); r++) {
+                    int[] run = runs.get(r);
+                    call.call(panel, run[0] * b, run[1] * b, r == 0 && overwrite ? 0.0 : 1.0);
+                }
+                if (panelOf != null && Double.isNaN(asum(panelOf.apply(panel), rows, cols))) {
+                    nan.set(true);
+                }
+            };
+            addUnit(bins, cost, List.of(unit), Math.max(1, keptCount));
         }
         run(bins);
+        return nan.get() ? Probe.NAN : Probe.CLEAN;
     }
 
     /** Calls {@code run(start, count)} for each maximal run of kept indices in [0, size); returns the kept count. */
-    private static int forEachRun(int size, java.util.function.IntPredicate kept,
-                                  java.util.function.BiConsumer<Integer, Integer> run) {
+    private static int forEachRun(int size, IntPredicate kept,
+                                  BiConsumer<Integer, Integer> run) {
         int total = 0;
         for (int i = 0; i < size; ) {
             if (!kept.test(i)) {
@@ -298,16 +345,49 @@ public final class BlockSparseKernels {
 
     /** C[m x n] = A[m x k] B[k x n] + beta C, for any mix of row- and column-major operands. */
     static void gemm(int m, int n, int k, Mat a, Mat b, Mat c, double beta) {
+        gemm(m, n, k, 1.0, a, b, c, beta);
+    }
+
+    /** C[m x n] = alpha A[m x k] B[k x n] + beta C. */
+    static void gemm(int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
         if (colMajor(c, m, n)) {
-            colMajorGemm(m, n, k, a, b, c, beta);
+            colMajorGemm(m, n, k, alpha, a, b, c, beta);
         } else if (rowMajor(c, m, n)) {
-            colMajorGemm(n, m, k, b.t(), a.t(), c.t(), beta);     // C^T = B^T A^T
+            colMajorGemm(n, m, k, alpha, b.t(), a.t(), c.t(), beta);     // C^T = B^T A^T
         } else {
             throw new IllegalStateException("output panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
         }
     }
 
-    private static void colMajorGemm(int m, int n, int k, Mat a, Mat b, Mat c, double beta) {
+    /**
+     * Sets the rows x cols panel c to zero whatever it held (NaN included): BLAS defines C = 0 * A B + 0 * C as
+     * zero without reading C, so one call clears a strided panel of either order (A and B are c itself, k = 1).
+     */
+    static void zero(Mat c, int rows, int cols) {
+        gemm(rows, cols, 1, 0.0, c, c, c, 0.0);
+    }
+
+    /** Sum of |c| over a rows x cols panel (NaN if any element is NaN): one ?asum per contiguous column or row. */
+    static double asum(Mat c, int rows, int cols) {
+        boolean col = colMajor(c, rows, cols);
+        if (!col && !rowMajor(c, rows, cols)) {
+            throw new IllegalStateException("panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
+        }
+        long lines = col ? cols : rows, len = col ? rows : cols, ld = col ? c.cs : c.rs;
+        if (lines == 1 || ld == len) {          // contiguous: one call
+            return c.isDouble ? openblas_nolapack.cblas_dasum((int) (lines * len), doubleAt(c), 1)
+                    : openblas_nolapack.cblas_sasum((int) (lines * len), floatAt(c), 1);
+        }
+        double s = 0;
+        for (long l = 0; l < lines; l++) {
+            Mat line = col ? c.sub(0, l) : c.sub(l, 0);
+            s += c.isDouble ? openblas_nolapack.cblas_dasum((int) len, doubleAt(line), 1)
+                    : openblas_nolapack.cblas_sasum((int) len, floatAt(line), 1);
+        }
+        return s;
+    }
+
+    private static void colMajorGemm(int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
         int transA, lda, transB, ldb;
         if (colMajor(a, m, k)) {
             transA = openblas_nolapack.CblasNoTrans;
@@ -329,10 +409,10 @@ public final class BlockSparseKernels {
         }
         int ldc = (int) Math.max(c.cs, Math.max(1, m));
         if (c.isDouble) {
-            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, 1.0,
+            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, alpha,
                     doubleAt(a), lda, doubleAt(b), ldb, beta, doubleAt(c), ldc);
         } else {
-            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, 1.0f,
+            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, (float) alpha,
                     floatAt(a), lda, floatAt(b), ldb, (float) beta, floatAt(c), ldc);
         }
     }

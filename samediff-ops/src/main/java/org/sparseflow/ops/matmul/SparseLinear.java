@@ -39,19 +39,26 @@ public final class SparseLinear {
     public static INDArray forward(INDArray x, INDArray w, INDArray bias, SparseMask mask) {
         validate(x, w, mask, "x");
         DataType dt = w.dataType();
-        INDArray y = Nd4j.create(dt, new long[]{x.size(0), w.size(1)}, 'f');
-        forwardChecked(x, w, bias, mask, y, true);
+        // the block kernels overwrite every element, so the output need not be cleared first
+        INDArray y = fastPath(mask, x, w)
+                ? Nd4j.createUninitialized(dt, new long[]{x.size(0), w.size(1)}, 'f')
+                : Nd4j.create(dt, new long[]{x.size(0), w.size(1)}, 'f');
+        forwardChecked(x, w, bias, mask, y);
         return y;
     }
 
     /** As {@link #forward} but writes into y [N, nOut] (any BLAS-compatible layout; overwritten). */
     public static void forwardInto(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
         validate(x, w, mask, "x");
-        forwardChecked(x, w, bias, mask, y, false);
+        forwardChecked(x, w, bias, mask, y);
     }
 
-    /** Forward after validation of x, w, mask; {@code yIsZero} skips clearing a freshly allocated y. */
-    private static void forwardChecked(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y, boolean yIsZero) {
+    /**
+     * Forward after validation of shapes and types. On the block-kernel path NaN in x or in kept weights is found
+     * by the kernel's probe of the output (a NaN that no kept block reads does not matter); elsewhere x and w are
+     * checked up front.
+     */
+    private static void forwardChecked(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
         if (bias != null) {
             if (bias.length() != w.size(1)) {
                 throw new IllegalArgumentException("bias has shape " + Arrays.toString(bias.shape()) + "; expected length nOut = " + w.size(1));
@@ -59,18 +66,21 @@ public final class SparseLinear {
             checkNoNaN("bias", bias);
         }
         checkOutput("y", y, x.size(0), w.size(1));
-        if (useBlockKernels(mask) && BlockSparseKernels.supports(x, w, y)) {
+        if (fastPath(mask, x, w, y)) {
             INDArray xb = BlockSparseKernels.blasCompatible(x);
             INDArray wb = BlockSparseKernels.blasCompatible(w);
             INDArray yb = BlockSparseKernels.blasCompatible(y);
-            if (!yIsZero || yb != y) {
-                yb.assign(0.0);
+            BlockSparseKernels.Probe probe = BlockSparseKernels.forward(xb, wb, (BlockMask) mask, yb, true);
+            if (probe == BlockSparseKernels.Probe.NAN) {
+                checkNoNaN("x", x);
+                checkNoNaNKept("w", w, mask);
             }
-            BlockSparseKernels.forwardAccumulate(xb, wb, (BlockMask) mask, yb);
             if (yb != y) {
                 y.assign(yb);
             }
         } else {
+            checkNoNaN("x", x);
+            checkNoNaN("w", w);
             x.mmul(w.mul(mask.cachedDense(w.dataType())), y);   // x and w share a type (validated)
         }
         if (bias != null) {
@@ -85,7 +95,9 @@ public final class SparseLinear {
     public static Grads backward(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad) {
         validate(x, w, mask, "x");
         DataType dt = w.dataType();
-        INDArray dx = Nd4j.create(dt, new long[]{x.size(0), x.size(1)}, 'f');
+        INDArray dx = fastPath(mask, x, w)
+                ? Nd4j.createUninitialized(dt, new long[]{x.size(0), x.size(1)}, 'f')   // overwritten by the kernel
+                : Nd4j.create(dt, new long[]{x.size(0), x.size(1)}, 'f');
         INDArray dW = Nd4j.create(dt, new long[]{w.size(0), w.size(1)}, 'f');
         INDArray dBias = Nd4j.create(dt, w.size(1));
         backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, true);
@@ -99,22 +111,39 @@ public final class SparseLinear {
         backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, false);
     }
 
-    /** Backward after validation of x, w, mask; {@code outputsAreZero} skips clearing fresh outputs. */
+    /**
+     * Backward after validation of x, w, mask; {@code dWIsZero} skips clearing a fresh dW. NaN checks: dy through
+     * dBias (every element of dy enters the column sums), x up front when dW is wanted, kept weights through
+     * the kernel's probe of dx (dW = x^T dy does not read w).
+     */
     private static void backwardChecked(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad,
-                                        INDArray dx, INDArray dW, INDArray dBias, boolean outputsAreZero) {
+                                        INDArray dx, INDArray dW, INDArray dBias, boolean dWIsZero) {
         MaskCheck.matrix("dy", dy);
         if (dy.size(0) != x.size(0) || dy.size(1) != w.size(1)) {
             throw new IllegalArgumentException("dy has shape " + Arrays.toString(dy.shape()) + "; expected [" + x.size(0) + ", " + w.size(1) + "]");
         }
-        checkNoNaN("dy", dy);
         if (dx != null) {
             checkOutput("dx", dx, x.size(0), x.size(1));
         }
         if (dW != null) {
             checkOutput("dW", dW, w.size(0), w.size(1));
         }
+        if (dBias != null) {
+            if (dBias.length() != w.size(1)) {
+                throw new IllegalArgumentException("dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
+            }
+            dBias.assign(dy.sum(0).reshape(dBias.shape()));
+            if (Double.isNaN(dBias.sumNumber().doubleValue())) {
+                checkNoNaN("dy", dy);
+            }
+        } else {
+            checkNoNaN("dy", dy);
+        }
+        if (dW != null) {
+            checkNoNaN("x", x);
+        }
         DataType dt = w.dataType();
-        boolean fast = useBlockKernels(mask) && BlockSparseKernels.supports(x, w, dy)
+        boolean fast = fastPath(mask, x, w, dy)
                 && (dx == null || dx.dataType() == dt) && (dW == null || dW.dataType() == dt);
         if (fast) {
             BlockMask bm = (BlockMask) mask;
@@ -123,10 +152,9 @@ public final class SparseLinear {
             INDArray dyb = BlockSparseKernels.blasCompatible(dy);
             if (dx != null) {
                 INDArray dxb = BlockSparseKernels.blasCompatible(dx);
-                if (!outputsAreZero || dxb != dx) {
-                    dxb.assign(0.0);
+                if (BlockSparseKernels.inputGrad(dyb, wb, bm, dxb, true) == BlockSparseKernels.Probe.NAN) {
+                    checkNoNaNKept("w", w, mask);
                 }
-                BlockSparseKernels.inputGradAccumulate(dyb, wb, bm, dxb);
                 if (dxb != dx) {
                     dx.assign(dxb);
                 }
@@ -136,7 +164,7 @@ public final class SparseLinear {
                     dW.assign(xb.transpose().mmul(dyb));
                 } else {
                     INDArray dWb = BlockSparseKernels.blasCompatible(dW);
-                    if (!outputsAreZero || dWb != dW) {
+                    if (!dWIsZero || dWb != dW) {
                         dWb.assign(0.0);
                     }
                     BlockSparseKernels.weightGradKept(xb, dyb, bm, dWb);
@@ -146,6 +174,7 @@ public final class SparseLinear {
                 }
             }
         } else {
+            checkNoNaN("w", w);
             INDArray m = mask.cachedDense(dt);
             INDArray dyc = dy.castTo(dt);
             if (dx != null) {
@@ -158,12 +187,11 @@ public final class SparseLinear {
                 }
             }
         }
-        if (dBias != null) {
-            if (dBias.length() != w.size(1)) {
-                throw new IllegalArgumentException("dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
-            }
-            dBias.assign(dy.sum(0).reshape(dBias.shape()));
-        }
+    }
+
+    /** True when the block kernels run for this mask and these operands. */
+    private static boolean fastPath(SparseMask mask, INDArray... arrays) {
+        return useBlockKernels(mask) && BlockSparseKernels.supports(arrays);
     }
 
     private static boolean useBlockKernels(SparseMask mask) {
@@ -210,8 +238,6 @@ public final class SparseLinear {
             throw new IllegalArgumentException(xName + " has shape " + Arrays.toString(x.shape()) + "; expected [N, " + w.size(0)
                     + "] to match w " + Arrays.toString(w.shape()));
         }
-        checkNoNaN(xName, x);
-        checkNoNaN("w", w);
     }
 
     private static void checkOutput(String name, INDArray out, long rows, long cols) {
@@ -224,6 +250,18 @@ public final class SparseLinear {
     /** Throws IllegalArgumentException naming the argument if a contains NaN (unless -Dsparseflow.checkNaN=false). */
     public static void requireNoNaN(String name, INDArray a) {
         checkNoNaN(name, a);
+    }
+
+    /** Throws if w has NaN where the mask keeps weights (pruned entries are never read). */
+    static void checkNoNaNKept(String name, INDArray w, SparseMask mask) {
+        if (!CHECK_NAN) {
+            return;
+        }
+        INDArray keptNaN = w.isNaN().castTo(w.dataType()).muli(mask.cachedDense(w.dataType()));
+        long nans = Math.round(keptNaN.sumNumber().doubleValue());
+        if (nans > 0) {
+            throw new IllegalArgumentException(name + " contains " + nans + " NaN value(s) in kept weights; allowed: finite numbers");
+        }
     }
 
     static void checkNoNaN(String name, INDArray a) {

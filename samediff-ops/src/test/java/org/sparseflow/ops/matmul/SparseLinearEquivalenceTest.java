@@ -119,4 +119,78 @@ class SparseLinearEquivalenceTest {
         SparseLinear.forwardInto(x, w, null, mask, out);
         assertTrue(relErr(out, yRef) < 1e-5);
     }
+
+    /** A block mask whose first column block and first row block are empty (their output panels must be cleared). */
+    private static SparseMask maskWithEmptyPanels(int nIn, int nOut, int b, long seed) {
+        Nd4j.getRandom().setSeed(seed);
+        INDArray keep = Nd4j.rand(DataType.DOUBLE, nIn / b, nOut / b);
+        keep.getColumn(0).assign(0);
+        keep.getRow(0).assign(0);
+        keep.putScalar(1, 1, 1.0);   // at least one kept block
+        INDArray scores = Nd4j.zeros(DataType.DOUBLE, nIn, nOut);
+        for (int i = 0; i < nIn / b; i++) {
+            for (int j = 0; j < nOut / b; j++) {
+                if (keep.getDouble(i, j) > 0.7 || (i == 1 && j == 1)) {
+                    scores.get(NDArrayIndex.interval(i * b, (i + 1) * b), NDArrayIndex.interval(j * b, (j + 1) * b)).assign(1.0);
+                }
+            }
+        }
+        long kept = (long) scores.sumNumber().doubleValue() / (b * b);
+        return PatternSpec.block(b).fromScores(scores, (double) kept / ((nIn / b) * (nOut / b)));
+    }
+
+    @Test
+    void outputsFilledWithNaNAreOverwrittenIncludingEmptyPanels() {
+        for (char order : new char[]{'c', 'f'}) {
+            SparseMask mask = maskWithEmptyPanels(64, 96, 16, 5);
+            assertTrue(mask.density() <= SparseLinear.DENSE_ABOVE, "mask must take the block-kernel path");
+            INDArray x = Nd4j.randn(DataType.DOUBLE, 24, 64);
+            INDArray w = Nd4j.randn(DataType.DOUBLE, 64, 96);
+            INDArray dy = Nd4j.randn(DataType.DOUBLE, 24, 96);
+            INDArray wm = w.mul(mask.toDense(DataType.DOUBLE));
+            INDArray y = Nd4j.create(DataType.DOUBLE, new long[]{24, 96}, order).assign(Double.NaN);
+            SparseLinear.forwardInto(x, w, null, mask, y);
+            assertTrue(relErr(y, x.mmul(wm)) < 1e-12, order + " forward into NaN-filled y");
+            assertEquals(0.0, y.getColumn(0).norm2Number().doubleValue(), 0.0, "empty column panel cleared");
+            INDArray dx = Nd4j.create(DataType.DOUBLE, new long[]{24, 64}, order).assign(Double.NaN);
+            INDArray dW = Nd4j.create(DataType.DOUBLE, new long[]{64, 96}, order).assign(Double.NaN);
+            SparseLinear.backwardInto(x, w, mask, dy, false, dx, dW, null);
+            assertTrue(relErr(dx, dy.mmul(wm.transpose())) < 1e-12, order + " dx into NaN-filled dx");
+            assertEquals(0.0, dx.getColumn(0).norm2Number().doubleValue(), 0.0, "empty dx panel cleared");
+            assertTrue(relErr(dW, x.transpose().mmul(dy).mul(mask.toDense(DataType.DOUBLE))) < 1e-12, order + " dW");
+        }
+    }
+
+    @Test
+    void blockKernelPathReportsNaNWhereItMattersOnly() {
+        SparseMask mask = maskWithEmptyPanels(64, 96, 16, 6);
+        INDArray x = Nd4j.randn(DataType.FLOAT, 8, 64);
+        INDArray w = Nd4j.randn(DataType.FLOAT, 64, 96);
+        INDArray m = mask.toDense(DataType.FLOAT);
+        // a NaN in a pruned weight is never read: no error, same result as with that weight zeroed
+        INDArray wPrunedNaN = w.dup();
+        wPrunedNaN.putScalar(0, 0, Float.NaN);   // row block 0 is empty
+        INDArray y = SparseLinear.forward(x, wPrunedNaN, null, mask);
+        assertTrue(relErr(y, x.mmul(w.mul(m))) < 1e-5, "pruned NaN ignored");
+        // a NaN in a kept weight is named
+        INDArray wKeptNaN = w.dup();
+        wKeptNaN.putScalar(17, 17, Float.NaN);   // block (1, 1) is kept
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.forward(x, wKeptNaN, null, mask));
+        assertTrue(e.getMessage().startsWith("w contains 1 NaN value(s) in kept weights"), e.getMessage());
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.backward(x, wKeptNaN, mask, Nd4j.randn(DataType.FLOAT, 8, 96), false));
+        assertTrue(e.getMessage().startsWith("w contains 1 NaN"), e.getMessage());
+        // a NaN in an input a kept block reads is named
+        INDArray xNaN = x.dup();
+        xNaN.putScalar(3, 20, Float.NaN);       // column 20 is in row block 1, which has a kept block
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.forward(xNaN, w, null, mask));
+        assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
+        INDArray dyNaN = Nd4j.randn(DataType.FLOAT, 8, 96);
+        dyNaN.putScalar(2, 0, Float.NaN);
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.backward(x, w, mask, dyNaN, false));
+        assertTrue(e.getMessage().startsWith("dy contains 1 NaN"), e.getMessage());
+    }
 }
