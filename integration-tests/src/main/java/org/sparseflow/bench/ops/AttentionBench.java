@@ -21,7 +21,8 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
  * ND4J's dense matmul-softmax-matmul over the full {@code T x T} scores with an additive causal mask
  * ({@code nd4j_dense_ms}; its backward is the same formula written with ND4J ops).
  * Times are medians (and minima, {@code *_min_ms}) of repeated runs after a JIT warm-up at T=512 and two
- * warm-up runs per case, in milliseconds;
+ * warm-up runs per case, in milliseconds; {@code *_cpu_ms} is the median process CPU time (all threads), the
+ * work done, which other processes on a shared machine disturb far less than wall time;
  * each line also records the machine's load average, since the shared build machine is often oversubscribed.
  *
  * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench [--quick]}.
@@ -98,9 +99,10 @@ public final class AttentionBench {
         return String.format(Locale.ROOT, "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT "
                         + "dense_ms=%.2f sparse_ms=%.2f speedup=%.2f nd4j_dense_ms=%.2f speedup_vs_nd4j=%.2f "
                         + "dense_min_ms=%.2f sparse_min_ms=%.2f speedup_min=%.2f nd4j_dense_min_ms=%.2f "
+                        + "dense_cpu_ms=%.1f sparse_cpu_ms=%.1f speedup_cpu=%.2f "
                         + "density=%.4f threads=%d machine=%s load_avg=%.1f max_abs_diff_dense_vs_nd4j=%.2e measured=true",
                 kase, t, PATTERN, BLOCK, HEADS, HEAD_DIM, dense[0], sp[0], dense[0] / sp[0], nd4j[0], nd4j[0] / sp[0],
-                dense[1], sp[1], dense[1] / sp[1], nd4j[1], sparse.density(), BlockSparseKernels.THREADS, machine,
+                dense[1], sp[1], dense[1] / sp[1], nd4j[1], dense[2], sp[2], dense[2] / Math.max(1e-9, sp[2]), sparse.density(), BlockSparseKernels.THREADS, machine,
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), err);
     }
 
@@ -141,17 +143,30 @@ public final class AttentionBench {
         return new INDArray[] {dq, dk, dv};
     }
 
-    /** {median, min} wall time in ms over {@code reps} runs after two warm-up runs. */
+    /**
+     * {median, min} wall time and median process CPU time (all threads) in ms over {@code reps} runs after two
+     * warm-up runs. CPU time counts the work done, so it moves much less than wall time when other processes
+     * compete for the cores.
+     */
     private static double[] time(int reps, Supplier<Object> body) {
         body.get(); // warm-up
         body.get();
         double[] ms = new double[reps];
+        double[] cpu = new double[reps];
         for (int r = 0; r < reps; r++) {
+            long c0 = processCpuNanos();
             long t0 = System.nanoTime();
             body.get();
             ms[r] = (System.nanoTime() - t0) / 1e6;
+            cpu[r] = (processCpuNanos() - c0) / 1e6;
         }
         Arrays.sort(ms);
-        return new double[] {ms[reps / 2], ms[0]};
+        Arrays.sort(cpu);
+        return new double[] {ms[reps / 2], ms[0], cpu[reps / 2]};
+    }
+
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0L;
     }
 }
