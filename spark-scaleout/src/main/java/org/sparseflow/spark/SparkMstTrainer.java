@@ -8,6 +8,7 @@ import org.apache.spark.storage.StorageLevel;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.spark.api.TrainingMaster;
 import org.deeplearning4j.spark.impl.multilayer.SparkDl4jMultiLayer;
+import org.deeplearning4j.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.nd4j.linalg.dataset.DataSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,7 +86,8 @@ public final class SparkMstTrainer {
      * @param net        the network (SparseFlow sparse layers); trained in place on the driver
      * @param config     MST config with total steps = worker steps of the whole run
      * @param masters    creates one TrainingMaster per interval (its batchSizePerWorker must match the RDD's
-     *                   minibatches)
+     *                   minibatches); build a ParameterAveragingTrainingMaster with {@code saveUpdater(true)}, or
+     *                   the workers' optimizer state is thrown away at every averaging (a WARN says so)
      * @param numWorkers data-parallel workers (minibatches per synchronous step)
      */
     public SparkMstTrainer(JavaSparkContext sc, MultiLayerNetwork net, MstConfig config,
@@ -198,6 +200,7 @@ public final class SparkMstTrainer {
                 long start = (i * perInterval) % n;
                 JavaRDD<DataSet> chunk = chunk(indexed, start, perInterval, n);
                 TrainingMaster<?, ?> tm = masters.get();
+                warnIfUpdaterNotAveraged(tm);
                 SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc, net, tm);
                 spark.setListeners(new MaskGuardListener(runId, i, mst.digests(), auditEvery));
                 spark.fit(chunk);
@@ -225,6 +228,24 @@ public final class SparkMstTrainer {
             indexed.unpersist(false);
         }
         return net;
+    }
+
+    private boolean warnedUpdater;
+
+    /**
+     * {@code ParameterAveragingTrainingMaster.Builder} in dl4j-spark 1.0.0-M2 leaves {@code saveUpdater} false
+     * (its javadoc says true). The workers then start every averaging split from the driver's updater state, which
+     * is never updated: Adam runs from zero moments on every split (a sign-SGD-like step), the updater state in the
+     * checkpoint stays zero, and resetting the optimizer state of regrown weights has no effect.
+     */
+    private void warnIfUpdaterNotAveraged(TrainingMaster<?, ?> tm) {
+        if (!warnedUpdater && tm instanceof ParameterAveragingTrainingMaster
+                && !((ParameterAveragingTrainingMaster) tm).isSaveUpdater()) {
+            warnedUpdater = true;
+            LOG.warn("ParameterAveragingTrainingMaster has saveUpdater = false (the dl4j-spark M2 builder default): "
+                    + "the optimizer state (e.g. Adam moments) is neither averaged nor kept between averaging splits "
+                    + "and the checkpoint's updater state stays zero. Build it with .saveUpdater(true).");
+        }
     }
 
     /** Minibatches [start, start+len) mod n, spread evenly over numWorkers partitions (deterministic). */

@@ -10,7 +10,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
 import org.sparseflow.mst.core.MstConfig;
@@ -32,9 +32,10 @@ final class CausalLmFixtures {
     private CausalLmFixtures() {
     }
 
-    static MultiLayerNetwork causalLm(long seed) {
+    /** @param updater e.g. {@link ScaleOutFixtures#decayingAdam}; the same for the single-machine and the Spark run */
+    static MultiLayerNetwork causalLm(long seed, IUpdater updater) {
         MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder()
-                .seed(seed).dataType(DataType.FLOAT).updater(new Adam(3e-2)).list()
+                .seed(seed).dataType(DataType.FLOAT).updater(updater).list()
                 .layer(new EmbeddingSequenceLayer.Builder().nIn(VOCAB).nOut(D).inputLength(T)
                         .outputDataFormat(RNNFormat.NCW).build())
                 .layer(new CausalSelfAttentionLayer.Builder().nIn(D).nOut(D).nHeads(2).attentionPattern("dense")
@@ -76,5 +77,24 @@ final class CausalLmFixtures {
             out.add(new DataSet(x, y));
         }
         return out;
+    }
+
+    /**
+     * Loss of the true next-token distribution on {@code d} (per sequence, as {@code score} reports it): the target
+     * is the bigram successor with probability 0.9 + 0.1/VOCAB, any other token with 0.1/VOCAB.
+     */
+    static double bayesLoss(DataSet d) {
+        INDArray x = d.getFeatures();
+        INDArray y = d.getLabels();
+        double pNext = 0.9 + 0.1 / VOCAB;
+        double pOther = 0.1 / VOCAB;
+        double sum = 0;
+        for (int i = 0; i < x.size(0); i++) {
+            for (int t = 0; t < T; t++) {
+                int next = (3 * x.getInt(i, t) + 1) % VOCAB;
+                sum -= Math.log(y.getDouble(i, next, t) > 0.5 ? pNext : pOther);
+            }
+        }
+        return sum / x.size(0);
     }
 }

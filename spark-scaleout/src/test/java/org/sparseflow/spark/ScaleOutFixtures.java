@@ -8,7 +8,10 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.nd4j.linalg.schedule.ExponentialSchedule;
+import org.nd4j.linalg.schedule.ScheduleType;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 import org.sparseflow.layers.nn.SparseOutputLayer;
 import org.sparseflow.mst.MstListener;
@@ -28,8 +31,12 @@ final class ScaleOutFixtures {
     }
 
     static MultiLayerNetwork sparseMlp(long seed) {
+        return sparseMlp(seed, new Adam(1e-2));
+    }
+
+    static MultiLayerNetwork sparseMlp(long seed, IUpdater updater) {
         MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder()
-                .seed(seed).dataType(DataType.FLOAT).updater(new Adam(1e-2)).list()
+                .seed(seed).dataType(DataType.FLOAT).updater(updater).list()
                 .layer(new SparseDenseLayer.Builder().nIn(IN).nOut(HIDDEN).activation(Activation.TANH).build())
                 .layer(new SparseDenseLayer.Builder().nIn(HIDDEN).nOut(HIDDEN).activation(Activation.TANH).build())
                 .layer(new SparseOutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(HIDDEN).nOut(CLASSES)
@@ -48,6 +55,16 @@ final class ScaleOutFixtures {
         c.getSchedule().setWarmupEnd(0.3);
         c.getSchedule().setRestorationStart(0.7);
         return c.withTotalSteps((long) deltaT * intervals);
+    }
+
+    /**
+     * Adam whose learning rate decays exponentially from {@code lr} to {@code lr / 10} over {@code steps} optimizer
+     * steps. The schedule follows DL4J's iteration count, which parameter averaging keeps in step with the
+     * single-machine run (every averaging split adds averagingFrequency to the driver's count), so both runs use the
+     * same learning rate at every step.
+     */
+    static IUpdater decayingAdam(double lr, long steps) {
+        return new Adam(new ExponentialSchedule(ScheduleType.ITERATION, lr, Math.pow(0.1, 1.0 / steps)));
     }
 
     /** Minibatches labelled by a fixed random teacher network (learnable, not trivially separable). */

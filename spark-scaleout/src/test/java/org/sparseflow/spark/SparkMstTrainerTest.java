@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.parameterserver.distributed.conf.VoidConfiguration;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstState;
@@ -57,15 +58,31 @@ class SparkMstTrainerTest {
         }
     }
 
-    static Supplier<TrainingMaster<?, ?>> parameterAveraging(int averagingFrequency) {
-        return () -> new ParameterAveragingTrainingMaster.Builder(ScaleOutFixtures.BATCH)
-                .batchSizePerWorker(ScaleOutFixtures.BATCH)
+    /**
+     * Parameter averaging after every step. {@code saveUpdater(true)} averages the workers' Adam state as well and
+     * keeps it between averaging splits; the M2 builder's default (false) restarts Adam from zero moments on every
+     * split, which is not the optimizer the single-machine run uses (measured on the 48-step causal LM: 4.0 % from
+     * the single machine instead of 0.6 %).
+     */
+    static Supplier<TrainingMaster<?, ?>> parameterAveraging(int batchSizePerWorker, int averagingFrequency) {
+        return () -> new ParameterAveragingTrainingMaster.Builder(batchSizePerWorker)
+                .batchSizePerWorker(batchSizePerWorker)
                 .averagingFrequency(averagingFrequency)
+                .saveUpdater(true)
                 .workerPrefetchNumBatches(0)
                 .rddTrainingApproach(RDDTrainingApproach.Direct)
                 .repartionData(Repartition.Never)
                 .rngSeed(SEED)
                 .build();
+    }
+
+    static Supplier<TrainingMaster<?, ?>> parameterAveraging(int averagingFrequency) {
+        return parameterAveraging(ScaleOutFixtures.BATCH, averagingFrequency);
+    }
+
+    /** Same model as the other MLP tests, trained with a learning rate that decays 10x over the run (see below). */
+    static MultiLayerNetwork decayingMlp() {
+        return ScaleOutFixtures.sparseMlp(SEED, ScaleOutFixtures.decayingAdam(3e-2, (long) DELTA_T * INTERVALS));
     }
 
     JavaRDD<DataSet> rdd() {
@@ -95,10 +112,13 @@ class SparkMstTrainerTest {
     void parameterAveragingKeepsMasksMatchesSingleMachineAndResumes(@TempDir File tmp) throws Exception {
         MstConfig cfg = ScaleOutFixtures.mst(DELTA_T, INTERVALS);
 
-        MultiLayerNetwork single = ScaleOutFixtures.singleMachine(cfg, train, WORKERS, SEED);
+        // With a constant learning rate (Adam 1e-2) the 60-step runs stop mid-descent, and data-parallel Adam (two
+        // normalised half-batch updates, averaged) descends a little faster than one Adam step on the merged batch:
+        // Spark was 7 % below the single machine. A learning rate decaying 3e-2 -> 3e-3 lets both settle (1.1 %).
+        MultiLayerNetwork single = ScaleOutFixtures.singleMachine(decayingMlp(), cfg, train, WORKERS);
         double singleLoss = single.score(validation);
 
-        SparkMstTrainer full = new SparkMstTrainer(sc, ScaleOutFixtures.sparseMlp(SEED), cfg, parameterAveraging(1),
+        SparkMstTrainer full = new SparkMstTrainer(sc, decayingMlp(), cfg, parameterAveraging(1),
                 WORKERS);
         full.fit(rdd());
         double sparkLoss = full.network().score(validation);
@@ -115,7 +135,7 @@ class SparkMstTrainerTest {
 
         // same run, killed after 3 intervals and resumed from the checkpoint
         File dir = new File(tmp, "ckpt");
-        SparkMstTrainer first = new SparkMstTrainer(sc, ScaleOutFixtures.sparseMlp(SEED), cfg, parameterAveraging(1),
+        SparkMstTrainer first = new SparkMstTrainer(sc, decayingMlp(), cfg, parameterAveraging(1),
                 WORKERS).checkpoint(dir, 1).stopAfterIntervals(3);
         first.fit(rdd());
         assertEquals(3L * DELTA_T, first.state().getStep());
@@ -167,18 +187,21 @@ class SparkMstTrainerTest {
     }
 
     @Test
-    void gptStyleCausalAttentionModelKeepsMasksAndMatchesSingleMachine() {
+    void gptStyleCausalAttentionModelKeepsMasksMatchesSingleMachineAndResumes(@TempDir File tmp) throws Exception {
+        // 6 intervals of 32 steps (192 synchronous steps), Adam 3e-2 decaying to 3e-3: both runs end within 2 % of
+        // the Bayes-optimal validation loss (6.63). Shorter runs with a constant rate stop on the noise floor of
+        // their optimizer, where the Spark-vs-single gap depended on the data seed (up to 2.7 % with 96 steps, 4 %
+        // with 48); see docs/scale-out.md.
         int intervals = 6;
-        int deltaT = 8;
+        int deltaT = 32;
         MstConfig cfg = CausalLmFixtures.mst(deltaT, intervals);
         List<DataSet> lm = CausalLmFixtures.data(deltaT * intervals * WORKERS, 31);
         DataSet val = DataSet.merge(CausalLmFixtures.data(8, 77));
-        double singleLoss = ScaleOutFixtures.singleMachine(CausalLmFixtures.causalLm(SEED), cfg, lm, WORKERS)
+        IUpdater adam = ScaleOutFixtures.decayingAdam(3e-2, (long) deltaT * intervals);
+        double singleLoss = ScaleOutFixtures.singleMachine(CausalLmFixtures.causalLm(SEED, adam), cfg, lm, WORKERS)
                 .score(val);
-        Supplier<TrainingMaster<?, ?>> pa = () -> new ParameterAveragingTrainingMaster.Builder(CausalLmFixtures.BATCH)
-                .batchSizePerWorker(CausalLmFixtures.BATCH).averagingFrequency(1).workerPrefetchNumBatches(0)
-                .rddTrainingApproach(RDDTrainingApproach.Direct).repartionData(Repartition.Never).rngSeed(SEED).build();
-        MultiLayerNetwork net = CausalLmFixtures.causalLm(SEED);
+        Supplier<TrainingMaster<?, ?>> pa = parameterAveraging(CausalLmFixtures.BATCH, 1);
+        MultiLayerNetwork net = CausalLmFixtures.causalLm(SEED, adam);
         double before = net.score(val);
         SparkMstTrainer t = new SparkMstTrainer(sc, net, cfg, pa, WORKERS);
         assertEquals(4, t.driverDigests().size(), "Wq, Wk, Wv, Wo of the attention block are MST-driven");
@@ -188,12 +211,33 @@ class SparkMstTrainerTest {
         long updates = t.log().stream().filter(l -> l.mst.topologyUpdated).count();
         System.out.println("RESULT spark-mst causal-lm lossBefore=" + before + " singleLoss=" + singleLoss
                 + " sparkLoss=" + sparkLoss + " relDiff=" + ScaleOutFixtures.relDiff(sparkLoss, singleLoss)
+                + " bayesLoss=" + CausalLmFixtures.bayesLoss(val)
                 + " topologyUpdates=" + updates + " density=" + t.log().get(t.log().size() - 1).mst.globalDensity);
         assertEquals(intervals - 1, updates);
         assertTrue(sparkLoss < 0.5 * before, "the language model did not learn: " + before + " -> " + sparkLoss);
-        // Measured gap 4.0 % (7.49 vs 7.21, lr 3e-2): per-worker Adam steps on half batches followed by averaging
-        // learn this LM a little slower than one Adam step on the merged batch; the 3 % criterion is asserted on
-        // the MLP runs (parameter averaging here, ParallelWrapper in ParallelMstTrainerTest).
-        assertTrue(ScaleOutFixtures.relDiff(sparkLoss, singleLoss) < 0.10, sparkLoss + " vs single " + singleLoss);
+        double bayes = CausalLmFixtures.bayesLoss(val);
+        assertTrue(sparkLoss < 1.05 * bayes && singleLoss < 1.05 * bayes, "not converged: spark " + sparkLoss
+                + ", single " + singleLoss + ", Bayes-optimal " + bayes);
+        assertTrue(ScaleOutFixtures.relDiff(sparkLoss, singleLoss) < 0.03, sparkLoss + " vs single " + singleLoss);
+
+        // same run, killed after 3 intervals and resumed from the checkpoint
+        File dir = new File(tmp, "lm-ckpt");
+        SparkMstTrainer first = new SparkMstTrainer(sc, CausalLmFixtures.causalLm(SEED, adam), cfg, pa, WORKERS)
+                .checkpoint(dir, 1).stopAfterIntervals(3);
+        first.fit(sc.parallelize(lm, WORKERS));
+        assertEquals(3L * deltaT, first.state().getStep());
+        SparkMstTrainer resumed = SparkMstTrainer.resume(sc, dir, pa, WORKERS);
+        assertEquals(3L * deltaT, resumed.state().getStep(), "MST step restored");
+        resumed.fit(sc.parallelize(lm, WORKERS));
+        assertEquals(3, resumed.log().get(0).interval, "resume continues with the interval after the checkpoint");
+        assertEquals(t.state().getStep(), resumed.state().getStep());
+        assertEquals(t.state().getTopologyUpdates(), resumed.state().getTopologyUpdates());
+        assertEquals(t.state().getMasks(), resumed.state().getMasks(), "resumed run reaches the same topology");
+        assertEquals(t.state().getRngState(), resumed.state().getRngState());
+        assertWorkersConsistent(resumed.runId(), resumed, WORKERS);
+        double resumedLoss = resumed.network().score(val);
+        System.out.println("RESULT spark-mst causal-lm resume fullLoss=" + sparkLoss + " resumedLoss=" + resumedLoss);
+        assertEquals(sparkLoss, resumedLoss, 1e-4 * Math.abs(sparkLoss),
+                "resumed run ends where the uninterrupted one does");
     }
 }
