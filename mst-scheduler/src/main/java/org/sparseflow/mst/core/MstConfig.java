@@ -97,7 +97,7 @@ public final class MstConfig {
         if (attention == null) {
             throw Args.bad("attention", null, "an attention schedule");
         }
-        attention.validate();
+        attention.validateAgainst(schedule);
         return this;
     }
 
