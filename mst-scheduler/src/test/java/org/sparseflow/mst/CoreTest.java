@@ -226,6 +226,54 @@ class CoreTest {
     }
 
     @Test
+    void attentionRuleWindows() {
+        SparsitySchedule s = MstConfig.preset("mst").withTotalSteps(200).getSchedule();   // ULTRA = [30, 170)
+        AttentionSchedule a = new AttentionSchedule();
+        a.setRules(List.of(new AttentionSchedule.Rule(List.of(), "all", "local:16").window(null, 0.4),
+                new AttentionSchedule.Rule(List.of(Phase.ULTRA), "all", "local:32").window(0.4, 0.6)));
+        a.validateAgainst(s);
+        assertEquals("local:16", a.patternFor(0, 0, s), "no phase list = every phase; window open at the start");
+        assertEquals("local:16", a.patternFor(1, 79, s));
+        assertEquals("local:32", a.patternFor(1, 80, s), "from is inclusive");
+        assertEquals("local:32", a.patternFor(1, 119, s));
+        assertEquals("dense", a.patternFor(1, 120, s), "until is exclusive");
+        assertEquals("dense", a.patternFor(1, 199, s));
+        // the phase-only lookup ignores windows: the first rule matching the phase wins
+        assertEquals("local:16", a.patternFor(1, Phase.ULTRA));
+        // the core reports the windowed pattern per step
+        MstConfig c = MstConfig.preset("mst");
+        c.setAttention(a);
+        MstCore core = new MstCore(c.withTotalSteps(200));
+        core.setAttentionLayers(2);
+        assertEquals(List.of("local:32", "local:32"), core.attentionPatterns(100));
+        assertEquals(List.of("dense", "dense"), core.attentionPatterns(150));
+        // round trip through YAML keeps the windows
+        MstConfig back = MstConfig.fromYaml(c.toYaml());
+        assertEquals(c.getAttention(), back.getAttention());
+        assertEquals(0.4, back.getAttention().getRules().get(1).getFrom());
+        // STEPS unit: window bounds are steps
+        SparsitySchedule st = SparsitySchedule.builder().boundaryUnit(SparsitySchedule.BoundaryUnit.STEPS)
+                .initialSparsity(0).ultraSparsity(0.9).finalSparsity(0.9).warmup(0, 10).restoration(100, 100)
+                .totalSteps(100).build();
+        AttentionSchedule b = new AttentionSchedule();
+        b.setRules(List.of(new AttentionSchedule.Rule(List.of(), "all", "local:16").window(5.0, 50.0)));
+        b.validateAgainst(st);
+        assertEquals("dense", b.patternFor(0, 4, st));
+        assertEquals("local:16", b.patternFor(0, 5, st));
+        assertEquals("dense", b.patternFor(0, 50, st));
+        // bad windows are rejected with the field named
+        AttentionSchedule bad = new AttentionSchedule();
+        bad.setRules(List.of(new AttentionSchedule.Rule(List.of(), "all", "local:16").window(0.6, 0.4)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, bad::validate);
+        assertTrue(e.getMessage().contains("until"), e.getMessage());
+        bad.setRules(List.of(new AttentionSchedule.Rule(List.of(), "all", "local:16").window(-1.0, null)));
+        assertThrows(IllegalArgumentException.class, bad::validate);
+        bad.setRules(List.of(new AttentionSchedule.Rule(List.of(), "all", "local:16").window(null, 1.5)));
+        e = assertThrows(IllegalArgumentException.class, () -> bad.validateAgainst(s));
+        assertTrue(e.getMessage().contains("FRACTION"), e.getMessage());
+    }
+
+    @Test
     void flopCounterDenseAndSparse() {
         FlopCounter f = FlopCounter.forGpt(2, 64, 4, 32, 50, 2);
         double dense = f.denseStepFlops();

@@ -42,7 +42,13 @@ import java.util.Map;
  * <pre>
  *   java -jar integration-tests/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
  *        [--variants dense,unstructured,block16] [--out DIR] [--lr 2e-3] [--eval-points 5] [--flops-only]
+ *        [--mst-config mst|FILE.yaml] [--reuse-dense]
  * </pre>
+ * <p>{@code --mst-config}: the MST preset or YAML/JSON file the sparse variants use (default: preset {@code mst});
+ * its name is printed as {@code preset=} in every RESULT line. {@code --reuse-dense}: take the dense baseline from
+ * {@code DIR/dense-result.json}, written by an earlier dense run with the same {@code --out}, steps and lr (the
+ * dense run does not depend on the MST configuration, and evaluation does not change training, so the number of
+ * eval points may differ; saves one training run per experiment). RESULT lines then say {@code dense=reused}.
  */
 public final class MstBenchmark {
     private static final int LAYERS = 4;
@@ -68,6 +74,8 @@ public final class MstBenchmark {
         double lr = 2e-3;
         int evalPoints = 5;
         boolean flopsOnly = false;
+        String mstConfig = "mst";
+        boolean reuseDense = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> steps = 300;
@@ -77,13 +85,20 @@ public final class MstBenchmark {
                 case "--lr" -> lr = Double.parseDouble(args[++i]);
                 case "--eval-points" -> evalPoints = Integer.parseInt(args[++i]);
                 case "--flops-only" -> flopsOnly = true;
+                case "--mst-config" -> mstConfig = args[++i];
+                case "--reuse-dense" -> reuseDense = true;
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
-                        + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only");
+                        + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only, "
+                        + "--mst-config PRESET|FILE, --reuse-dense");
             }
         }
         if (steps < 10) {
             throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
         }
+        if (evalPoints < 1) {
+            throw new IllegalArgumentException("eval points = " + evalPoints + " is too small; allowed: >= 1");
+        }
+        MstConfig base = MstConfig.load(mstConfig);
         Files.createDirectories(out);
         Corpus corpus = Corpus.bundled();
         CharTokenizer tok = CharTokenizer.fit(corpus.text());
@@ -99,7 +114,7 @@ public final class MstBenchmark {
             for (String v : variants) {
                 if (!v.equals("dense")) {
                     System.out.printf(Locale.ROOT, "RESULT mst %s steps=%d flop_reduction=%.2f flops=counted-projection"
-                            + " (schedule and masks only, no training)%n", v, steps, projectedFlopReduction(v, gpt, steps));
+                            + " preset=%s (schedule and masks only, no training)%n", v, steps, projectedFlopReduction(base, v, gpt, steps), base.getName());
                 }
             }
             return;
@@ -109,8 +124,19 @@ public final class MstBenchmark {
         if (!order.contains("dense")) {
             order.add(0, "dense");
         }
+        Path denseFile = out.resolve(DENSE_RESULT);
         for (String v : order) {
-            runs.put(v, train(v, gpt, split, evalBatches, steps, lr, evalPoints, out));
+            if (v.equals("dense") && reuseDense) {
+                runs.put(v, readDense(denseFile, steps, lr));
+                System.out.printf(Locale.ROOT, "  dense baseline reused from %s: val_loss=%.4f%n", denseFile,
+                        runs.get(v).valLoss);
+                continue;
+            }
+            Run r = train(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out);
+            runs.put(v, r);
+            if (v.equals("dense")) {
+                writeDense(denseFile, r, steps, lr, evalPoints);
+            }
         }
         Run dense = runs.get("dense");
         Map<String, double[][]> curves = new LinkedHashMap<>();
@@ -129,9 +155,9 @@ public final class MstBenchmark {
             double gap = 100.0 * (r.valLoss - dense.valLoss) / dense.valLoss;
             System.out.printf(Locale.ROOT, "RESULT mst %s steps=%d val_loss=%.4f dense_val_loss=%.4f loss_gap_pct=%.2f"
                             + " flop_reduction=%.2f wall_speedup=%.2f flops=counted listener_overhead_pct=%.2f"
-                            + " train_s=%.1f dense_train_s=%.1f machine=%s%n", r.variant, steps, r.valLoss, dense.valLoss,
-                    gap, r.denseFlops / r.flops, dense.trainSeconds / r.trainSeconds, r.overheadPct, r.trainSeconds,
-                    dense.trainSeconds, machine());
+                            + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s%s%n", r.variant, steps, r.valLoss,
+                    dense.valLoss, gap, r.denseFlops / r.flops, dense.trainSeconds / r.trainSeconds, r.overheadPct,
+                    r.trainSeconds, dense.trainSeconds, machine(), base.getName(), reuseDense ? " dense=reused" : "");
         }
         System.out.println("artefacts (JSONL logs, PNG plots): " + out.toAbsolutePath());
     }
@@ -141,11 +167,16 @@ public final class MstBenchmark {
     }
 
     static MstConfig configFor(String variant, int steps) {
+        return configFor(MstConfig.preset("mst"), variant, steps);
+    }
+
+    /** The config of a variant: {@code base} (an MST preset or file) with the variant's pattern, or dense. */
+    static MstConfig configFor(MstConfig base, String variant, int steps) {
         MstConfig c;
         if (variant.equals("dense")) {
             c = MstConfig.preset("dense");
         } else {
-            c = MstConfig.preset("mst");
+            c = base.copy();
             c.setPattern(variant);
             // scale the update interval to the run: ~20 topology updates (100 at 2000 steps, as the authors)
             c.setDeltaT(Math.max(5, steps / 20));
@@ -172,8 +203,8 @@ public final class MstBenchmark {
     }
 
     /** Counted FLOP reduction of a variant from the schedule alone: MstCore on random weights, no model. */
-    static double projectedFlopReduction(String variant, GptConfig g, int steps) {
-        MstCore core = new MstCore(configFor(variant, steps));
+    static double projectedFlopReduction(MstConfig base, String variant, GptConfig g, int steps) {
+        MstCore core = new MstCore(configFor(base, variant, steps));
         java.util.Random r = new java.util.Random(SEED);
         Map<String, float[]> w = new LinkedHashMap<>();
         for (FlopCounter.Linear l : flopCounter(g).linears()) {
@@ -199,12 +230,12 @@ public final class MstBenchmark {
         return core.cumulativeDenseFlops() / core.cumulativeFlops();
     }
 
-    static Run train(String variant, GptConfig gpt, TokenSplit split, int[][][] evalBatches, int steps, double lr,
-                     int evalPoints, Path out) throws Exception {
+    static Run train(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches, int steps,
+                     double lr, int evalPoints, Path out) throws Exception {
         SameDiff sd = SameDiffGpt.build(gpt, new Adam(lr));
         sd.setTrainingConfig(TrainingConfig.builder().updater(new Adam(lr)).weightDecay(0.01, true)
                 .dataSetFeatureMapping(SameDiffGpt.INPUT).dataSetLabelMapping(SameDiffGpt.LABEL).build());
-        MstConfig cfg = configFor(variant, steps);
+        MstConfig cfg = configFor(base, variant, steps);
         INDArray causal = sd.getArrForVarName("causal_bias");
         MstListener mst = new MstListener(cfg)
                 .flopCounter(flopCounter(gpt), Map.of(), gpt.context())
@@ -245,6 +276,50 @@ public final class MstBenchmark {
         double overhead = 100.0 * mst.overheadFraction();
         return new Run(variant, trimmed[1][k - 1], mst.core().cumulativeFlops(), mst.core().cumulativeDenseFlops(),
                 trainNanos / 1e9, overhead, trimmed, records, cfg);
+    }
+
+    static final String DENSE_RESULT = "dense-result.json";
+
+    /** Saves the dense baseline (val loss, time, loss-vs-FLOPs curve) with the settings it was trained under. */
+    static void writeDense(Path file, Run r, int steps, double lr, int evalPoints) throws java.io.IOException {
+        var m = new org.nd4j.shade.jackson.databind.ObjectMapper();
+        var n = m.createObjectNode();
+        n.put("steps", steps).put("lr", lr).put("evalPoints", evalPoints).put("seed", SEED).put("batch", BATCH)
+                .put("valLoss", r.valLoss).put("flops", r.flops).put("denseFlops", r.denseFlops)
+                .put("trainSeconds", r.trainSeconds).put("overheadPct", r.overheadPct);
+        n.set("curveFlops", m.valueToTree(r.lossVsFlops[0]));
+        n.set("curveLoss", m.valueToTree(r.lossVsFlops[1]));
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        Files.writeString(tmp, m.writerWithDefaultPrettyPrinter().writeValueAsString(n));
+        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** Reads a dense baseline written by {@link #writeDense}; refuses one trained under other settings. */
+    static Run readDense(Path file, int steps, double lr) throws java.io.IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("--reuse-dense: " + file + " does not exist; run the dense variant once"
+                    + " with the same --out first");
+        }
+        var n = new org.nd4j.shade.jackson.databind.ObjectMapper().readTree(file.toFile());
+        // eval points are not compared: evaluation does not change training, only the curve's resolution
+        if (n.get("steps").asInt() != steps || n.get("lr").asDouble() != lr
+                || n.get("seed").asLong() != SEED || n.get("batch").asInt() != BATCH) {
+            throw new IllegalArgumentException("--reuse-dense: " + file + " was trained with steps=" + n.get("steps")
+                    + " lr=" + n.get("lr") + " seed=" + n.get("seed") + " batch=" + n.get("batch")
+                    + "; this run needs steps=" + steps + " lr=" + lr + " seed=" + SEED + " batch=" + BATCH);
+        }
+        double[][] curve = new double[2][];
+        for (int c = 0; c < 2; c++) {
+            var a = n.get(c == 0 ? "curveFlops" : "curveLoss");
+            curve[c] = new double[a.size()];
+            for (int i = 0; i < a.size(); i++) {
+                curve[c][i] = a.get(i).asDouble();
+            }
+        }
+        return new Run("dense", n.get("valLoss").asDouble(), n.get("flops").asDouble(), n.get("denseFlops").asDouble(),
+                n.get("trainSeconds").asDouble(), n.get("overheadPct").asDouble(), curve, List.of(),
+                MstConfig.preset("dense"));
     }
 
     static double validationLoss(SameDiff sd, int[][][] batches) {

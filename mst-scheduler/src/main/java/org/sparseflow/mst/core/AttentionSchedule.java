@@ -16,6 +16,11 @@ import java.util.Set;
  *   <li>the authors' code: one rule {phases: [ULTRA], layers: all, pattern: local+strided}, dense otherwise;</li>
  *   <li>dense every 4th layer: {phases:[ULTRA], layers:"every:4", pattern:dense} before the sparse rule.</li>
  * </ul>
+ * <p>A rule may also carry a step window {@code [from, until)} (the authors' code switches HSA on and off by
+ * iteration, {@code atten_schedule}, independently of the sparsity phases). The window is in the schedule's
+ * boundary unit: a fraction of the run for {@code FRACTION}, a step for {@code STEPS}; absent = no limit. E.g. a
+ * widening window: {phases:[ULTRA], until: 0.6, pattern:"local:16"}, {phases:[ULTRA], until: 0.75,
+ * pattern:"local:32"}, dense after.
  */
 public final class AttentionSchedule {
 
@@ -24,6 +29,8 @@ public final class AttentionSchedule {
         private List<Phase> phases = new ArrayList<>();
         private String layers = "all";
         private String pattern = "dense";
+        private Double from;
+        private Double until;
 
         public Rule() {
         }
@@ -40,21 +47,53 @@ public final class AttentionSchedule {
         public void setLayers(String v) { layers = v; }
         public String getPattern() { return pattern; }
         public void setPattern(String v) { pattern = v; }
+        /** Start of the rule's step window (inclusive), in the schedule's boundary unit; null = from the start. */
+        public Double getFrom() { return from; }
+        public void setFrom(Double v) { from = v; }
+        /** End of the rule's step window (exclusive), in the schedule's boundary unit; null = to the end. */
+        public Double getUntil() { return until; }
+        public void setUntil(Double v) { until = v; }
+
+        /** Fluent window setter: {@code [from, until)}, either may be null. */
+        public Rule window(Double from, Double until) {
+            this.from = from;
+            this.until = until;
+            return this;
+        }
 
         boolean matches(int layer, Phase phase) {
             Set<Phase> ps = phases == null || phases.isEmpty() ? EnumSet.allOf(Phase.class) : EnumSet.copyOf(phases);
             return ps.contains(phase) && layerMatches(layers, layer);
         }
 
+        boolean inWindow(long step, SparsitySchedule s) {
+            if (from == null && until == null) {
+                return true;
+            }
+            return (from == null || step >= resolve(from, s)) && (until == null || step < resolve(until, s));
+        }
+
+        private static long resolve(double v, SparsitySchedule s) {
+            if (s.getBoundaryUnit() == SparsitySchedule.BoundaryUnit.FRACTION) {
+                if (s.getTotalSteps() <= 0) {
+                    throw new IllegalStateException("attention rule windows in FRACTION units need the run length;"
+                            + " call withTotalSteps(n) first");
+                }
+                return Math.round(v * s.getTotalSteps());
+            }
+            return (long) v;
+        }
+
         @Override
         public boolean equals(Object o) {
             return o instanceof Rule && Objects.equals(((Rule) o).phases, phases)
-                    && Objects.equals(((Rule) o).layers, layers) && Objects.equals(((Rule) o).pattern, pattern);
+                    && Objects.equals(((Rule) o).layers, layers) && Objects.equals(((Rule) o).pattern, pattern)
+                    && Objects.equals(((Rule) o).from, from) && Objects.equals(((Rule) o).until, until);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(phases, layers, pattern);
+            return Objects.hash(phases, layers, pattern, from, until);
         }
     }
 
@@ -86,13 +125,53 @@ public final class AttentionSchedule {
             Rule r = rules.get(i);
             AttentionDensity.check("attention.rules[" + i + "].pattern", r.pattern);
             layerMatches(r.layers, 0); // throws on bad syntax
+            for (String f : new String[]{"from", "until"}) {
+                Double v = f.equals("from") ? r.from : r.until;
+                if (v != null && (!(v >= 0) || Double.isInfinite(v))) {
+                    throw Args.bad("attention.rules[" + i + "]." + f, v, "a non-negative number (a fraction of the run"
+                            + " or a step, in the schedule's boundary unit) or absent");
+                }
+            }
+            if (r.from != null && r.until != null && r.until < r.from) {
+                throw new IllegalArgumentException("attention.rules[" + i + "]: until = " + r.until + " < from = "
+                        + r.from + "; required from <= until");
+            }
         }
         return this;
     }
 
+    /** Checks rule windows against a schedule's unit (fractions must be <= 1). */
+    public AttentionSchedule validateAgainst(SparsitySchedule s) {
+        validate();
+        if (s.getBoundaryUnit() == SparsitySchedule.BoundaryUnit.FRACTION) {
+            for (int i = 0; i < rules.size(); i++) {
+                Rule r = rules.get(i);
+                for (Double v : new Double[]{r.from, r.until}) {
+                    if (v != null && v > 1.0) {
+                        throw Args.bad("attention.rules[" + i + "] window bound", v,
+                                "a fraction of the run in [0, 1] (schedule boundaryUnit = FRACTION)");
+                    }
+                }
+            }
+        }
+        return this;
+    }
+
+    /** Pattern of a layer in a phase, ignoring rule step windows (every rule counts as open). */
     public String patternFor(int layer, Phase phase) {
         for (Rule r : rules) {
             if (r.matches(layer, phase)) {
+                return r.pattern;
+            }
+        }
+        return defaultPattern;
+    }
+
+    /** Pattern of a layer at a (0-based) step of a run with schedule {@code s}: phase and rule windows. */
+    public String patternFor(int layer, long step, SparsitySchedule s) {
+        Phase phase = s.phaseAt(Math.min(step, Math.max(0, s.getTotalSteps() - 1)));
+        for (Rule r : rules) {
+            if (r.matches(layer, phase) && r.inWindow(step, s)) {
                 return r.pattern;
             }
         }

@@ -29,7 +29,7 @@ public final class MstConfig {
     /** How the first mask is chosen. */
     public enum InitialMask { RANDOM, MAGNITUDE }
 
-    public static final List<String> PRESETS = List.of("mst", "rigl", "set", "gmp", "static", "dense");
+    public static final List<String> PRESETS = List.of("mst", "mst-local", "rigl", "set", "gmp", "static", "dense");
 
     private static final ObjectMapper JSON = mapper(new ObjectMapper());
     private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
@@ -97,7 +97,7 @@ public final class MstConfig {
         if (attention == null) {
             throw Args.bad("attention", null, "an attention schedule");
         }
-        attention.validate();
+        attention.validateAgainst(schedule);
         return this;
     }
 

@@ -146,10 +146,10 @@ public final class MstCore {
 
     /** Attention pattern of each attention layer for step t. */
     public List<String> attentionPatterns(long t) {
-        Phase p = config.getSchedule().phaseAt(Math.min(t, config.getSchedule().getTotalSteps() - 1));
+        long tc = Math.min(t, config.getSchedule().getTotalSteps() - 1);
         List<String> out = new ArrayList<>(attentionLayers);
         for (int i = 0; i < attentionLayers; i++) {
-            out.add(config.getAttention().patternFor(i, p));
+            out.add(config.getAttention().patternFor(i, tc, config.getSchedule()));
         }
         return out;
     }
