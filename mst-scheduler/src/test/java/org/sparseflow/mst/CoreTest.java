@@ -208,15 +208,16 @@ class CoreTest {
 
     @Test
     void attentionScheduleAndDensity() {
+        SparsitySchedule s = MstConfig.preset("mst").withTotalSteps(200).getSchedule();   // WARMUP [0, 30), ULTRA [30, 170)
         AttentionSchedule a = MstConfig.preset("mst").getAttention();
-        assertEquals("dense", a.patternFor(0, Phase.WARMUP));
-        assertEquals("local:16", a.patternFor(3, Phase.ULTRA));
+        assertEquals("dense", a.patternFor(0, 0, s));
+        assertEquals("local:16", a.patternFor(3, 100, s));
         AttentionSchedule every = new AttentionSchedule();
         every.setRules(List.of(new AttentionSchedule.Rule(List.of(Phase.ULTRA), "every:2", "dense"),
                 new AttentionSchedule.Rule(List.of(Phase.ULTRA), "all", "local:32")));
         every.validate();
-        assertEquals("dense", every.patternFor(2, Phase.ULTRA));
-        assertEquals("local:32", every.patternFor(1, Phase.ULTRA));
+        assertEquals("dense", every.patternFor(2, 100, s));
+        assertEquals("local:32", every.patternFor(1, 100, s));
         assertEquals(1.0, AttentionDensity.of("dense", 128, 16));
         double local = AttentionDensity.of("local:16", 128, 16);
         // block level: diagonal blocks (8 x 136) + 7 sub-diagonal blocks (256 each) over 128*129/2
@@ -238,8 +239,6 @@ class CoreTest {
         assertEquals("local:32", a.patternFor(1, 119, s));
         assertEquals("dense", a.patternFor(1, 120, s), "until is exclusive");
         assertEquals("dense", a.patternFor(1, 199, s));
-        // the phase-only lookup ignores windows: the first rule matching the phase wins
-        assertEquals("local:16", a.patternFor(1, Phase.ULTRA));
         // the core reports the windowed pattern per step
         MstConfig c = MstConfig.preset("mst");
         c.setAttention(a);

@@ -125,19 +125,21 @@ public final class AttentionSchedule {
             Rule r = rules.get(i);
             AttentionDensity.check("attention.rules[" + i + "].pattern", r.pattern);
             layerMatches(r.layers, 0); // throws on bad syntax
-            for (String f : new String[]{"from", "until"}) {
-                Double v = f.equals("from") ? r.from : r.until;
-                if (v != null && (!(v >= 0) || Double.isInfinite(v))) {
-                    throw Args.bad("attention.rules[" + i + "]." + f, v, "a non-negative number (a fraction of the run"
-                            + " or a step, in the schedule's boundary unit) or absent");
-                }
-            }
+            checkBound("attention.rules[" + i + "].from", r.from);
+            checkBound("attention.rules[" + i + "].until", r.until);
             if (r.from != null && r.until != null && r.until < r.from) {
                 throw new IllegalArgumentException("attention.rules[" + i + "]: until = " + r.until + " < from = "
                         + r.from + "; required from <= until");
             }
         }
         return this;
+    }
+
+    private static void checkBound(String name, Double v) {
+        if (v != null && (!(v >= 0) || Double.isInfinite(v))) {
+            throw Args.bad(name, v, "a non-negative number (a fraction of the run or a step, in the schedule's"
+                    + " boundary unit) or absent");
+        }
     }
 
     /** Checks rule windows against a schedule's unit (fractions must be <= 1). */
@@ -155,16 +157,6 @@ public final class AttentionSchedule {
             }
         }
         return this;
-    }
-
-    /** Pattern of a layer in a phase, ignoring rule step windows (every rule counts as open). */
-    public String patternFor(int layer, Phase phase) {
-        for (Rule r : rules) {
-            if (r.matches(layer, phase)) {
-                return r.pattern;
-            }
-        }
-        return defaultPattern;
     }
 
     /** Pattern of a layer at a (0-based) step of a run with schedule {@code s}: phase and rule windows. */

@@ -119,11 +119,6 @@ public final class BlockSparseKernels {
         CLEAN, NAN
     }
 
-    /** y = x (W o M) accumulated into y (beta = 1); y [N, nOut] must be zero (or hold a bias) on entry. */
-    public static Probe forwardAccumulate(INDArray x, INDArray w, BlockMask mask, INDArray y) {
-        return forward(x, w, mask, y, false);
-    }
-
     /**
      * y = x (W o M). With {@code overwrite} the previous content of y is ignored (y may be uninitialised memory:
      * the first GEMM of each output panel runs with beta = 0 and panels without kept blocks are cleared), otherwise
@@ -140,12 +135,10 @@ public final class BlockSparseKernels {
                 j -> my.sub(0, (long) j * b), n, b);
     }
 
-    /** dx = dy (W o M)^T accumulated into dx (beta = 1); dx [N, nIn] must be zero on entry. */
-    public static Probe inputGradAccumulate(INDArray dy, INDArray w, BlockMask mask, INDArray dx) {
-        return inputGrad(dy, w, mask, dx, false);
-    }
-
-    /** dx = dy (W o M)^T, overwriting dx when {@code overwrite} (see {@link #forward}); returns whether dx has NaN. */
+    /**
+     * dx = dy (W o M)^T, overwriting dx when {@code overwrite}, else adding to it (see {@link #forward}); returns
+     * whether dx has NaN.
+     */
     public static Probe inputGrad(INDArray dy, INDArray w, BlockMask mask, INDArray dx, boolean overwrite) {
         final int b = mask.blockSize();
         final int n = (int) dy.size(0);

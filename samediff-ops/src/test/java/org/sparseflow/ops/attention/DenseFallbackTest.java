@@ -25,14 +25,7 @@ class DenseFallbackTest {
         DenseFallback.forward(q, k, v, layout, 0.4, out, lse);
         assertTrue(relErr(out, r.out()) < 1e-12);
         assertTrue(relErr(lse, r.lse()) < 1e-12);
-        SparseAttention.Grads g = SparseAttention.backward(q, k, v, r, dOut, layout, 0.4);
-        INDArray dq = out.like();
-        INDArray dk = out.like();
-        INDArray dv = out.like();
-        DenseFallback.backward(q, k, v, r.out(), dOut, layout, 0.4, dq, dk, dv);
-        assertTrue(relErr(dq, g.dq()) < 1e-10, "dq " + relErr(dq, g.dq()));
-        assertTrue(relErr(dk, g.dk()) < 1e-10, "dk " + relErr(dk, g.dk()));
-        assertTrue(relErr(dv, g.dv()) < 1e-10, "dv " + relErr(dv, g.dv()));
+        assertBackwardMatchesFallback(q, k, v, r, dOut, layout, 0.4);
     }
 
     /** Large enough for the multi-threaded path (work above AttentionThreads.SERIAL_WORK). */
@@ -47,11 +40,17 @@ class DenseFallbackTest {
         assertTrue(1L * 4 * t * 16 * t >= AttentionThreads.SERIAL_WORK);
         SparseAttention.Result r = SparseAttention.forward(q, k, v, layout, 0.25);
         assertTrue(relErr(r.out(), SparseAttention.denseMasked(q, k, v, layout, 0.25)) < 1e-10);
-        SparseAttention.Grads g = SparseAttention.backward(q, k, v, r, dOut, layout, 0.25);
+        assertBackwardMatchesFallback(q, k, v, r, dOut, layout, 0.25);
+    }
+
+    /** The kernel's backward equals the dense fallback's (dq, dk, dv), relative error < 1e-10. */
+    private static void assertBackwardMatchesFallback(INDArray q, INDArray k, INDArray v, SparseAttention.Result r,
+                                                      INDArray dOut, BlockLayout layout, double scale) {
+        SparseAttention.Grads g = SparseAttention.backward(q, k, v, r, dOut, layout, scale);
         INDArray dq = q.like();
         INDArray dk = q.like();
         INDArray dv = q.like();
-        DenseFallback.backward(q, k, v, r.out(), dOut, layout, 0.25, dq, dk, dv);
+        DenseFallback.backward(q, k, v, r.out(), dOut, layout, scale, dq, dk, dv);
         assertTrue(relErr(dq, g.dq()) < 1e-10, "dq " + relErr(dq, g.dq()));
         assertTrue(relErr(dk, g.dk()) < 1e-10, "dk " + relErr(dk, g.dk()));
         assertTrue(relErr(dv, g.dv()) < 1e-10, "dv " + relErr(dv, g.dv()));
