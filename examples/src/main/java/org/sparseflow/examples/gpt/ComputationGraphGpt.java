@@ -47,18 +47,39 @@ public final class ComputationGraphGpt {
     }
 
     public static ComputationGraphConfiguration configuration(GptConfig c, IUpdater updater) {
+        return configuration(c, updater, 0.0, c.context());
+    }
+
+    /**
+     * As {@link #configuration(GptConfig, IUpdater)}, with decoupled weight decay on the weights (DL4J's
+     * {@code WeightDecay}, applied after the updater as in AdamW; 0 = none) and the block size of the attention
+     * layers' block layout ({@code context} = one dense tile per head; a smaller block lets a sparse attention
+     * pattern set later, e.g. by MST's hybrid attention schedule, skip work).
+     */
+    public static ComputationGraphConfiguration configuration(GptConfig c, IUpdater updater, double weightDecay,
+                                                             int attentionBlockSize) {
+        if (!(weightDecay >= 0.0)) {
+            throw new IllegalArgumentException("weightDecay = " + weightDecay + " is not allowed; allowed: >= 0");
+        }
+        if (attentionBlockSize < 1 || c.context() % attentionBlockSize != 0) {
+            throw new IllegalArgumentException("attentionBlockSize = " + attentionBlockSize + " is not allowed; allowed: "
+                    + "a divisor of the context length " + c.context());
+        }
         if (c.tiedHead()) {
             throw new IllegalArgumentException("tiedHead = true is not allowed for ComputationGraphGpt; allowed: false "
                     + "(stock DL4J layers cannot share the embedding matrix; use SameDiffGpt for a tied head)");
         }
         int v = c.vocab(), t = c.context(), C = c.dModel();
         double projStd = 0.02 / Math.sqrt(2.0 * c.layers());
-        ComputationGraphConfiguration.GraphBuilder g = new NeuralNetConfiguration.Builder()
+        NeuralNetConfiguration.Builder nn = new NeuralNetConfiguration.Builder()
                 .seed(c.seed())
                 .updater(updater)
                 .weightInit(new NormalDistribution(0, 0.02))
-                .dataType(DataType.FLOAT)
-                .graphBuilder()
+                .dataType(DataType.FLOAT);
+        if (weightDecay > 0) {
+            nn.weightDecay(weightDecay, true);
+        }
+        ComputationGraphConfiguration.GraphBuilder g = nn.graphBuilder()
                 .addInputs(TOKENS, POSITIONS)
                 .addLayer("wte", new EmbeddingSequenceLayer.Builder().nIn(v).nOut(C).inputLength(t).hasBias(false)
                         .outputDataFormat(RNNFormat.NCW).build(), TOKENS)
@@ -70,7 +91,7 @@ public final class ComputationGraphGpt {
             String p = "h" + l + "_";
             g.addLayer(p + "ln1", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), x)
              .addLayer(p + "attn", new CausalSelfAttentionLayer.Builder().nIn(C).nOut(C).nHeads(c.heads())
-                     .attentionPattern("dense").blockSize(t).build(), p + "ln1")
+                     .attentionPattern("dense").blockSize(attentionBlockSize).build(), p + "ln1")
              .addVertex(p + "res1", new ElementWiseVertex(ElementWiseVertex.Op.Add), x, p + "attn")
              .addLayer(p + "ln2", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), p + "res1")
              .addLayer(p + "fc", new TimeDistributed(new DenseLayer.Builder().nIn(C).nOut(4L * C)

@@ -1,18 +1,25 @@
 package org.sparseflow.bench.mst;
 
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.TrainingConfig;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.ops.transforms.Transforms;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.Batches;
 import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
 import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.mst.MstListener;
 import org.sparseflow.mst.core.FlopCounter;
@@ -76,6 +83,7 @@ public final class MstBenchmark {
         boolean flopsOnly = false;
         String mstConfig = "mst";
         boolean reuseDense = false;
+        String model = "samediff";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> steps = 300;
@@ -87,13 +95,18 @@ public final class MstBenchmark {
                 case "--flops-only" -> flopsOnly = true;
                 case "--mst-config" -> mstConfig = args[++i];
                 case "--reuse-dense" -> reuseDense = true;
+                case "--model" -> model = args[++i];
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
                         + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only, "
-                        + "--mst-config PRESET|FILE, --reuse-dense");
+                        + "--mst-config PRESET|FILE, --reuse-dense, --model samediff|graph");
             }
         }
         if (steps < 10) {
             throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
+        }
+        if (!model.equals("samediff") && !model.equals("graph")) {
+            throw new IllegalArgumentException("--model = " + model + " is unknown; allowed: samediff (SameDiffGpt, masked"
+                    + " dense matmuls), graph (ComputationGraphGpt on the plugin's block-sparse layers and attention)");
         }
         if (evalPoints < 1) {
             throw new IllegalArgumentException("eval points = " + evalPoints + " is too small; allowed: >= 1");
@@ -106,15 +119,18 @@ public final class MstBenchmark {
         TokenSplit split = TokenSplit.of(tokens, TokenSplit.DEFAULT_TRAIN_FRACTION, CONTEXT);
         GptConfig gpt = new GptConfig(tok.vocabSize(), LAYERS, D_MODEL, HEADS, CONTEXT, SEED);
         int[][][] evalBatches = BatchSampler.evaluationBatches(split.validation(), CONTEXT, BATCH, EVAL_WINDOWS);
-        System.out.printf(Locale.ROOT, "gpt-mini: vocab=%d layers=%d d_model=%d heads=%d context=%d batch=%d steps=%d"
-                        + " train_tokens=%d val_tokens=%d threads=%s%n", tok.vocabSize(), LAYERS, D_MODEL, HEADS, CONTEXT,
-                BATCH, steps, split.train().length, split.validation().length, System.getenv("OMP_NUM_THREADS"));
+        boolean graph = model.equals("graph");
+        System.out.printf(Locale.ROOT, "gpt-mini (%s): vocab=%d layers=%d d_model=%d heads=%d context=%d batch=%d steps=%d"
+                        + " train_tokens=%d val_tokens=%d threads=%s%n", graph ? "ComputationGraphGpt" : "SameDiffGpt",
+                tok.vocabSize(), LAYERS, D_MODEL, HEADS, CONTEXT, BATCH, steps, split.train().length,
+                split.validation().length, System.getenv("OMP_NUM_THREADS"));
 
         if (flopsOnly) {
             for (String v : variants) {
                 if (!v.equals("dense")) {
                     System.out.printf(Locale.ROOT, "RESULT mst %s steps=%d flop_reduction=%.2f flops=counted-projection"
-                            + " preset=%s (schedule and masks only, no training)%n", v, steps, projectedFlopReduction(base, v, gpt, steps), base.getName());
+                            + " preset=%s (schedule and masks only, no training)%n", v, steps,
+                            projectedFlopReduction(base, v, gpt, steps, graph), base.getName());
                 }
             }
             return;
@@ -124,7 +140,7 @@ public final class MstBenchmark {
         if (!order.contains("dense")) {
             order.add(0, "dense");
         }
-        Path denseFile = out.resolve(DENSE_RESULT);
+        Path denseFile = out.resolve(graph ? DENSE_GRAPH_RESULT : DENSE_RESULT);
         for (String v : order) {
             if (v.equals("dense") && reuseDense) {
                 runs.put(v, readDense(denseFile, steps, lr));
@@ -132,7 +148,8 @@ public final class MstBenchmark {
                         runs.get(v).valLoss);
                 continue;
             }
-            Run r = train(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out);
+            Run r = graph ? trainGraph(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out)
+                    : train(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out);
             runs.put(v, r);
             if (v.equals("dense")) {
                 writeDense(denseFile, r, steps, lr, evalPoints);
@@ -140,14 +157,15 @@ public final class MstBenchmark {
         }
         Run dense = runs.get("dense");
         Map<String, double[][]> curves = new LinkedHashMap<>();
+        String prefix = graph ? "graph-" : "";
         for (Run r : runs.values()) {
             curves.put(r.variant, r.lossVsFlops);
             if (!r.records.isEmpty()) {
-                MstPlots.sparsitySchedule(r.config.getSchedule(), r.records, out.resolve(r.variant + "-sparsity.png"));
-                MstPlots.densityHeatMap(r.records, out.resolve(r.variant + "-density-heatmap.png"));
+                MstPlots.sparsitySchedule(r.config.getSchedule(), r.records, out.resolve(prefix + r.variant + "-sparsity.png"));
+                MstPlots.densityHeatMap(r.records, out.resolve(prefix + r.variant + "-density-heatmap.png"));
             }
         }
-        MstPlots.lossVsFlops(curves, out.resolve("val-loss-vs-flops.png"));
+        MstPlots.lossVsFlops(curves, out.resolve(prefix + "val-loss-vs-flops.png"));
         for (Run r : runs.values()) {
             if (r.variant.equals("dense")) {
                 continue;
@@ -155,9 +173,9 @@ public final class MstBenchmark {
             double gap = 100.0 * (r.valLoss - dense.valLoss) / dense.valLoss;
             System.out.printf(Locale.ROOT, "RESULT mst %s steps=%d val_loss=%.4f dense_val_loss=%.4f loss_gap_pct=%.2f"
                             + " flop_reduction=%.2f wall_speedup=%.2f flops=counted listener_overhead_pct=%.2f"
-                            + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s%s%n", r.variant, steps, r.valLoss,
+                            + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s model=%s%s%n", r.variant, steps, r.valLoss,
                     dense.valLoss, gap, r.denseFlops / r.flops, dense.trainSeconds / r.trainSeconds, r.overheadPct,
-                    r.trainSeconds, dense.trainSeconds, machine(), base.getName(), reuseDense ? " dense=reused" : "");
+                    r.trainSeconds, dense.trainSeconds, machine(), base.getName(), model, reuseDense ? " dense=reused" : "");
         }
         System.out.println("artefacts (JSONL logs, PNG plots): " + out.toAbsolutePath());
     }
@@ -172,6 +190,11 @@ public final class MstBenchmark {
 
     /** The config of a variant: {@code base} (an MST preset or file) with the variant's pattern, or dense. */
     static MstConfig configFor(MstConfig base, String variant, int steps) {
+        return configFor(base, variant, steps, false);
+    }
+
+    /** As {@link #configFor(MstConfig, String, int)}; {@code graph} selects ComputationGraphGpt's weight names. */
+    static MstConfig configFor(MstConfig base, String variant, int steps, boolean graph) {
         MstConfig c;
         if (variant.equals("dense")) {
             c = MstConfig.preset("dense");
@@ -181,33 +204,47 @@ public final class MstBenchmark {
             // scale the update interval to the run: ~20 topology updates (100 at 2000 steps, as the authors)
             c.setDeltaT(Math.max(5, steps / 20));
         }
-        // the sparse-able linears of SameDiffGpt: attention q/k/v/o and the MLP; embeddings and head stay dense
-        c.setInclude(List.of("h\\d+_attn_w[qkvo]", "h\\d+_mlp_(fc|proj)"));
+        // the sparse-able linears: attention q/k/v/o and the MLP; embeddings and head stay dense
+        c.setInclude(graph ? List.of("h\\d+_attn_W[qkvo]", "h\\d+_(fc|proj)_W")
+                : List.of("h\\d+_attn_w[qkvo]", "h\\d+_mlp_(fc|proj)"));
         return c.withTotalSteps(steps);
     }
 
     static FlopCounter flopCounter(GptConfig g) {
+        return flopCounter(g, false);
+    }
+
+    /** FLOP counter of the benchmark GPT; linears carry the model's own weight names (no name map needed). */
+    static FlopCounter flopCounter(GptConfig g, boolean graph) {
         List<FlopCounter.Linear> ls = new ArrayList<>();
         int c = g.dModel();
         for (int l = 0; l < g.layers(); l++) {
-            for (String w : List.of("wq", "wk", "wv", "wo")) {
-                ls.add(new FlopCounter.Linear("h" + l + "_attn_" + w, c, c));
+            for (String w : List.of("q", "k", "v", "o")) {
+                ls.add(new FlopCounter.Linear("h" + l + "_attn_" + (graph ? "W" : "w") + w, c, c));
             }
-            ls.add(new FlopCounter.Linear("h" + l + "_mlp_fc", c, 4L * c));
-            ls.add(new FlopCounter.Linear("h" + l + "_mlp_proj", 4L * c, c));
+            ls.add(new FlopCounter.Linear("h" + l + (graph ? "_fc_W" : "_mlp_fc"), c, 4L * c));
+            ls.add(new FlopCounter.Linear("h" + l + (graph ? "_proj_W" : "_mlp_proj"), 4L * c, c));
         }
-        ls.add(new FlopCounter.Linear("wte", g.vocab(), c));       // one-hot x wte in SameDiffGpt (dense)
+        if (!graph) {
+            ls.add(new FlopCounter.Linear("wte", g.vocab(), c));   // one-hot x wte in SameDiffGpt (dense)
+        }                                                          // (ComputationGraphGpt: a lookup, no matmul)
         ls.add(new FlopCounter.Linear("lm_head", c, g.vocab()));   // dense
         return new FlopCounter((long) BATCH * g.context(), ls, g.layers(), BATCH, g.heads(), g.headSize(), g.context(),
                 FlopCounter.gptExtraDenseFlops(g.layers(), c, g.context(), g.vocab(), BATCH));
     }
 
     /** Counted FLOP reduction of a variant from the schedule alone: MstCore on random weights, no model. */
-    static double projectedFlopReduction(MstConfig base, String variant, GptConfig g, int steps) {
-        MstCore core = new MstCore(configFor(base, variant, steps));
+    static double projectedFlopReduction(MstConfig base, String variant, GptConfig g, int steps, boolean graph) {
+        MstCore core = projectedCore(base, variant, g, steps, graph);
+        return core.cumulativeDenseFlops() / core.cumulativeFlops();
+    }
+
+    /** An MstCore run through a variant's whole schedule on random weights (counted FLOPs, no model). */
+    static MstCore projectedCore(MstConfig base, String variant, GptConfig g, int steps, boolean graph) {
+        MstCore core = new MstCore(configFor(base, variant, steps, graph));
         java.util.Random r = new java.util.Random(SEED);
         Map<String, float[]> w = new LinkedHashMap<>();
-        for (FlopCounter.Linear l : flopCounter(g).linears()) {
+        for (FlopCounter.Linear l : flopCounter(g, graph).linears()) {
             if (core.config().selects(l.name)) {
                 core.register(l.name, (int) l.in, (int) l.out);
                 float[] x = new float[(int) (l.in * l.out)];
@@ -217,7 +254,7 @@ public final class MstBenchmark {
                 w.put(l.name, x);
             }
         }
-        core.setFlopCounter(flopCounter(g), Map.of());
+        core.setFlopCounter(flopCounter(g, graph), Map.of());
         core.setAttentionLayers(g.layers());
         core.setSeqLen(g.context());
         core.initialize(w);
@@ -227,7 +264,7 @@ public final class MstBenchmark {
                 core.updateTopology(t, w, w);
             }
         }
-        return core.cumulativeDenseFlops() / core.cumulativeFlops();
+        return core;
     }
 
     static Run train(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches, int steps,
@@ -278,7 +315,99 @@ public final class MstBenchmark {
                 trainNanos / 1e9, overhead, trimmed, records, cfg);
     }
 
+    /**
+     * gpt-mini as a DL4J ComputationGraph ({@link ComputationGraphGpt}), where MST's savings are executed: the dense
+     * variant is the stock graph (DL4J DenseLayers, attention as one dense causal tile per head); the MST variants
+     * swap in the plugin's sparse-capable layers at full density ({@link Sparsify} with a vanishing sparsity, so every
+     * block stays; MST sets the masks at step 0) and use a 16-wide attention block layout, so block-sparse weights run
+     * the block-sparse GEMM kernels and MST's hybrid attention patterns run the sparse attention kernels.
+     * Adam + decoupled weight decay 0.01 (DL4J {@code WeightDecay}, applied after the updater), as AdamW.
+     */
+    static Run trainGraph(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches,
+                          int steps, double lr, int evalPoints, Path out) throws Exception {
+        boolean dense = variant.equals("dense");
+        ComputationGraph net = new ComputationGraph(ComputationGraphGpt.configuration(gpt, new Adam(lr), 0.01,
+                dense ? gpt.context() : ATTENTION_BLOCK));
+        net.init();
+        MstConfig cfg = configFor(base, variant, steps, true);
+        MstListener mst = null;
+        MstCore denseCount = null;
+        if (dense) {
+            // no listener on the dense baseline: its wall clock is the stock graph's; FLOPs are counted alone
+            denseCount = projectedCore(base, "dense", gpt, steps, true);
+        } else {
+            SparsityConfig sc = new SparsityConfig();
+            sc.setPattern(variant);
+            sc.setSparsity(1e-6); // sparse-capable layers with every block kept; MST owns the masks from step 0
+            sc.setDistribution(DensityDistribution.UNIFORM);
+            sc.setKeepFirstDense(false);
+            sc.setKeepLastDense(false);
+            sc.setInclude(List.of("h\\d+_(attn|fc|proj)"));
+            net = Sparsify.apply(sc, net).model();
+            mst = new MstListener(cfg).flopCounter(flopCounter(gpt, true), Map.of(), gpt.context());
+            net.setListeners(mst);
+        }
+        BatchSampler sampler = new BatchSampler(split.train(), BATCH, gpt.context(), SEED);
+        double[][] curve = new double[2][evalPoints];
+        int k = 0;
+        long trainNanos = 0;
+        List<UpdateRecord> records = List.of();
+        MstLog log = dense ? null : new MstLog(out.resolve("graph-" + variant + ".jsonl"));
+        try {
+            if (log != null) {
+                mst.onUpdate(log);
+            }
+            for (int step = 0; step < steps; step++) {
+                MultiDataSet batch = ComputationGraphGpt.batch(sampler.windows(step), gpt.vocab());
+                long t0 = System.nanoTime();
+                net.fit(batch);
+                trainNanos += System.nanoTime() - t0;
+                boolean evalNow = (step + 1) % Math.max(1, steps / evalPoints) == 0 && k < evalPoints;
+                if (evalNow || step == steps - 1 && k < evalPoints) {
+                    double vl = graphValidationLoss(net, evalBatches, gpt.vocab());
+                    curve[0][k] = dense ? denseCount.cumulativeFlops() * (step + 1) / steps : mst.core().cumulativeFlops();
+                    curve[1][k] = vl;
+                    k++;
+                    System.out.printf(Locale.ROOT, "  graph %s step %d/%d val_loss=%.4f density=%.3f attention=%s %.0fs%n",
+                            variant, step + 1, steps, vl, dense ? 1.0 : mst.core().snapshotRecord().globalDensity,
+                            dense ? "dense" : mst.core().attentionPatterns(step + 1).get(0), trainNanos / 1e9);
+                }
+            }
+            if (log != null) {
+                records = log.records();
+            }
+        } finally {
+            if (log != null) {
+                log.close();
+            }
+        }
+        double[][] trimmed = {java.util.Arrays.copyOf(curve[0], k), java.util.Arrays.copyOf(curve[1], k)};
+        return dense
+                ? new Run(variant, trimmed[1][k - 1], denseCount.cumulativeFlops(), denseCount.cumulativeDenseFlops(),
+                        trainNanos / 1e9, 0.0, trimmed, records, cfg)
+                : new Run(variant, trimmed[1][k - 1], mst.core().cumulativeFlops(), mst.core().cumulativeDenseFlops(),
+                        trainNanos / 1e9, 100.0 * mst.overheadFraction(), trimmed, records, cfg);
+    }
+
+    /** Block size of the MST graph variants' attention layout: local:16 skips all but two 16x16 tiles per row. */
+    static final int ATTENTION_BLOCK = 16;
+
+    /** Mean next-character cross-entropy of the graph GPT over fixed windows (natural log, per token). */
+    static double graphValidationLoss(ComputationGraph net, int[][][] batches, int vocab) {
+        double sum = 0;
+        long n = 0;
+        for (int[][] b : batches) {
+            MultiDataSet ds = ComputationGraphGpt.batch(b, vocab);
+            INDArray p = net.output(false, ds.getFeatures())[0];                 // [B, V, T] softmax
+            INDArray picked = p.mul(ds.getLabels(0)).sum(1);                      // p(target) [B, T]
+            sum -= Transforms.log(picked, false).sumNumber().doubleValue();
+            n += picked.length();
+        }
+        return sum / n;
+    }
+
     static final String DENSE_RESULT = "dense-result.json";
+    static final String DENSE_GRAPH_RESULT = "dense-graph-result.json";
 
     /** Saves the dense baseline (val loss, time, loss-vs-FLOPs curve) with the settings it was trained under. */
     static void writeDense(Path file, Run r, int steps, double lr, int evalPoints) throws java.io.IOException {

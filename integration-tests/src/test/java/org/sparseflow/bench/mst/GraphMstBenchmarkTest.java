@@ -1,0 +1,57 @@
+package org.sparseflow.bench.mst;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sparseflow.examples.data.BatchSampler;
+import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.UpdateRecord;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * The benchmark's ComputationGraph path on a small GPT: MST binds every attention/MLP weight under the names the
+ * FLOP counter uses (a mismatch would silently count them dense), sparse attention is applied, and the dense run
+ * counts exactly dense FLOPs.
+ */
+class GraphMstBenchmarkTest {
+
+    @Test
+    void graphVariantCountsSparseFlopsForEveryBoundWeight(@TempDir Path dir) throws Exception {
+        GptConfig g = new GptConfig(12, 1, 32, 2, 32, 5);
+        Random r = new Random(3);
+        int[] tokens = new int[20_000];
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = i % 7 == 0 ? r.nextInt(12) : (tokens[Math.max(0, i - 1)] + 1) % 12; // learnable runs
+        }
+        TokenSplit split = TokenSplit.of(tokens, 0.9, g.context());
+        int[][][] eval = BatchSampler.evaluationBatches(split.validation(), g.context(), 16, 16);
+        MstConfig base = MstConfig.preset("mst-local");
+        int steps = 20;
+
+        MstBenchmark.Run sparse = MstBenchmark.trainGraph("block16", base, g, split, eval, steps, 2e-3, 1, dir);
+        assertEquals(6, MstBenchmark.flopCounter(g, true).linears().stream()
+                .filter(l -> MstBenchmark.configFor(base, "block16", steps, true).selects(l.name)).count(),
+                "4 attention projections + fc + proj are selected under their graph names");
+        UpdateRecord last = sparse.records().get(sparse.records().size() - 1);
+        assertEquals(6, last.layerDensity.size(), "MST bound all 6 weights: " + last.layerDensity.keySet());
+        for (String name : last.layerDensity.keySet()) {
+            assertTrue(MstBenchmark.flopCounter(g, true).linears().stream().anyMatch(l -> l.name.equals(name)),
+                    name + " is not a FLOP-counter linear");
+        }
+        assertTrue(last.globalDensity < 0.2, "ultra phase density " + last.globalDensity);
+        assertTrue(sparse.flops() < 0.6 * sparse.denseFlops(), sparse.flops() + " vs dense " + sparse.denseFlops());
+        assertTrue(Double.isFinite(sparse.valLoss()) && sparse.valLoss() < Math.log(12), "val loss " + sparse.valLoss());
+        assertTrue(Files.size(dir.resolve("graph-block16.jsonl")) > 0);
+
+        MstBenchmark.Run dense = MstBenchmark.trainGraph("dense", base, g, split, eval, steps, 2e-3, 1, dir);
+        assertEquals(dense.denseFlops(), dense.flops(), 1e-6 * dense.flops());
+        assertEquals(sparse.denseFlops(), dense.denseFlops(), 1e-6 * dense.flops(), "same dense reference");
+        assertTrue(dense.valLoss() < Math.log(12), "dense val loss " + dense.valLoss());
+    }
+}
