@@ -49,13 +49,15 @@ import java.util.Map;
  * <pre>
  *   java -jar integration-tests/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
  *        [--variants dense,unstructured,block16] [--out DIR] [--lr 2e-3] [--eval-points 5] [--flops-only]
- *        [--mst-config mst|FILE.yaml] [--reuse-dense]
+ *        [--mst-config mst|FILE.yaml] [--reuse-dense | --wait-dense] [--model samediff|graph]
  * </pre>
  * <p>{@code --mst-config}: the MST preset or YAML/JSON file the sparse variants use (default: preset {@code mst});
  * its name is printed as {@code preset=} in every RESULT line. {@code --reuse-dense}: take the dense baseline from
  * {@code DIR/dense-result.json}, written by an earlier dense run with the same {@code --out}, steps and lr (the
  * dense run does not depend on the MST configuration, and evaluation does not change training, so the number of
  * eval points may differ; saves one training run per experiment). RESULT lines then say {@code dense=reused}.
+ * {@code --wait-dense}: as {@code --reuse-dense}, but the file is read after the MST variants have trained, waiting
+ * for it if needed, so a dense run and MST runs can go side by side (one per core).
  */
 public final class MstBenchmark {
     private static final int LAYERS = 4;
@@ -83,6 +85,7 @@ public final class MstBenchmark {
         boolean flopsOnly = false;
         String mstConfig = "mst";
         boolean reuseDense = false;
+        boolean waitDense = false;   // --wait-dense: as --reuse-dense, for a dense run still going on side by side
         String model = "samediff";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -95,10 +98,14 @@ public final class MstBenchmark {
                 case "--flops-only" -> flopsOnly = true;
                 case "--mst-config" -> mstConfig = args[++i];
                 case "--reuse-dense" -> reuseDense = true;
+                case "--wait-dense" -> {
+                    reuseDense = true;
+                    waitDense = true;
+                }
                 case "--model" -> model = args[++i];
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
                         + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only, "
-                        + "--mst-config PRESET|FILE, --reuse-dense, --model samediff|graph");
+                        + "--mst-config PRESET|FILE, --reuse-dense, --wait-dense, --model samediff|graph");
             }
         }
         if (steps < 10) {
@@ -141,12 +148,12 @@ public final class MstBenchmark {
             order.add(0, "dense");
         }
         Path denseFile = out.resolve(graph ? DENSE_GRAPH_RESULT : DENSE_RESULT);
+        if (reuseDense && !waitDense) {
+            readDense(denseFile, steps, lr);   // fail before hours of training, not after
+        }
         for (String v : order) {
             if (v.equals("dense") && reuseDense) {
-                runs.put(v, readDense(denseFile, steps, lr));
-                System.out.printf(Locale.ROOT, "  dense baseline reused from %s: val_loss=%.4f%n", denseFile,
-                        runs.get(v).valLoss);
-                continue;
+                continue;   // read after the MST variants: a dense run may still be writing it (runs side by side)
             }
             Run r = graph ? trainGraph(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out)
                     : train(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out);
@@ -154,6 +161,17 @@ public final class MstBenchmark {
             if (v.equals("dense")) {
                 writeDense(denseFile, r, steps, lr, evalPoints);
             }
+        }
+        if (waitDense) {
+            awaitFile(denseFile);
+        }
+        if (reuseDense) {
+            Map<String, Run> withDense = new LinkedHashMap<>();
+            withDense.put("dense", readDense(denseFile, steps, lr));
+            System.out.printf(Locale.ROOT, "  dense baseline reused from %s: val_loss=%.4f%n", denseFile,
+                    withDense.get("dense").valLoss);
+            withDense.putAll(runs);
+            runs = withDense;
         }
         Run dense = runs.get("dense");
         Map<String, double[][]> curves = new LinkedHashMap<>();
@@ -425,6 +443,19 @@ public final class MstBenchmark {
     }
 
     /** Reads a dense baseline written by {@link #writeDense}; refuses one trained under other settings. */
+    /** Waits (polling, up to 3 hours) for the dense baseline a dense run side by side is about to write. */
+    static void awaitFile(Path file) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.HOURS.toNanos(3);
+        boolean told = false;
+        while (!Files.isRegularFile(file) && System.nanoTime() < deadline) {
+            if (!told) {
+                System.out.println("  --wait-dense: waiting for " + file + " (written when the dense run ends)");
+                told = true;
+            }
+            Thread.sleep(20_000);
+        }
+    }
+
     static Run readDense(Path file, int steps, double lr) throws java.io.IOException {
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("--reuse-dense: " + file + " does not exist; run the dense variant once"
