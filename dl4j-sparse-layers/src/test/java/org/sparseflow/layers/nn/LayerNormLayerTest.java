@@ -5,6 +5,7 @@ import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -65,6 +66,50 @@ class LayerNormLayerTest {
         Nd4j.getRandom().setSeed(3);
         assertTrue(GradientCheckUtil.checkGradients(new GradientCheckUtil.MLNConfig().net(net())
                 .input(Nd4j.rand(DataType.DOUBLE, 3, 5)).labels(Nd4j.rand(DataType.DOUBLE, 3, 3))));
+    }
+
+    static MultiLayerNetwork recurrentNet() {
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(2).dataType(DataType.DOUBLE).updater(new NoOp())
+                .list()
+                .layer(new LayerNormLayer.Builder().eps(1e-5).build())
+                .layer(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build())
+                .setInputType(InputType.recurrent(5, 4)).build();
+        MultiLayerNetwork n = new MultiLayerNetwork(c);
+        n.init();
+        n.getParam("0_g").assign(Nd4j.create(new double[][]{{0.5, 1.5, -1.0, 2.0, 0.7}}));
+        n.getParam("0_b").assign(Nd4j.create(new double[][]{{0.1, -0.2, 0.3, 0.0, 1.0}}));
+        return n;
+    }
+
+    /** The fused kernel reads NCW input in any order or as a permuted view; statistics per (example, step). */
+    @Test
+    void recurrentInputInAnyLayoutNormalisesEveryTimeStep() {
+        MultiLayerNetwork n = recurrentNet();
+        Nd4j.getRandom().setSeed(5);
+        INDArray base = Nd4j.rand(DataType.DOUBLE, 2, 5, 4).muli(4).subi(2);
+        INDArray[] layouts = {base.dup('c'), base.dup('f'), base.permute(0, 2, 1).dup('c').permute(0, 2, 1)};
+        for (INDArray x : layouts) {
+            INDArray y = n.feedForward(x).get(1);
+            for (int b = 0; b < 2; b++) {
+                for (int t = 0; t < 4; t++) {
+                    double mean = 0, var = 0;
+                    for (int j = 0; j < 5; j++) mean += base.getDouble(b, j, t) / 5;
+                    for (int j = 0; j < 5; j++) var += Math.pow(base.getDouble(b, j, t) - mean, 2) / 5;
+                    for (int j = 0; j < 5; j++) {
+                        double e = (base.getDouble(b, j, t) - mean) / Math.sqrt(var + 1e-5) * n.getParam("0_g").getDouble(0, j)
+                                + n.getParam("0_b").getDouble(0, j);
+                        assertEquals(e, y.getDouble(b, j, t), 1e-12, "layout " + x.ordering() + " view=" + x.isView());
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void gradientCheckRecurrent() {
+        Nd4j.getRandom().setSeed(4);
+        assertTrue(GradientCheckUtil.checkGradients(new GradientCheckUtil.MLNConfig().net(recurrentNet())
+                .input(Nd4j.rand(DataType.DOUBLE, 3, 5, 4)).labels(Nd4j.rand(DataType.DOUBLE, 3, 3, 4))));
     }
 
     @Test

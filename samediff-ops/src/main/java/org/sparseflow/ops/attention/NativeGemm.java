@@ -150,34 +150,86 @@ final class NativeGemm {
         return r;
     }
 
-    /** Native scratch buffer of this precision; close it to free the memory. */
+    /**
+     * Native scratch buffer of this precision holding at least {@code n} elements; close it to hand it back.
+     * Buffers are pooled per thread (the kernels take one or two per tile, thousands per training step, and a fresh
+     * javacpp allocation costs a malloc, a memset and deallocator bookkeeping each time). Nested use on one thread
+     * is fine: each open scratch is a different buffer.
+     */
     Scratch scratch(long n) {
-        return new Scratch(n);
+        java.util.ArrayDeque<Scratch> free = pool.get();
+        Scratch s = free.pollFirst();
+        if (s == null || s.capacity < n) {
+            if (s != null) {
+                s.free();
+            }
+            s = new Scratch(Math.max(n, 1));
+        }
+        return s;
     }
+
+    private final ThreadLocal<java.util.ArrayDeque<Scratch>> pool = ThreadLocal.withInitial(java.util.ArrayDeque::new);
 
     final class Scratch implements AutoCloseable {
         private final Pointer pointer;
         private final long base;
+        private final long capacity;
+        private double[] values = new double[0];   // read() results, reused: valid until the next read of this scratch
+        private float[] floats = new float[0];     // float <-> double conversion buffer
 
         Scratch(long n) {
-            pointer = dbl ? new DoublePointer(Math.max(1, n)) : new FloatPointer(Math.max(1, n));
+            pointer = dbl ? new DoublePointer(n) : new FloatPointer(n);
             base = pointer.address();
+            capacity = n;
         }
 
         long at(long index) {
             return base + index * elem;
         }
 
+        /** The first n elements as doubles, in an array owned by this scratch (overwritten by the next read). */
         double[] read(int n) {
-            return NativeGemm.this.read(base, n);
+            if (values.length < n) {
+                values = new double[n];
+            }
+            if (dbl) {
+                dp(base).get(values, 0, n);
+            } else {
+                float[] f = floatBuffer(n);
+                fp(base).get(f, 0, n);
+                for (int i = 0; i < n; i++) {
+                    values[i] = f[i];
+                }
+            }
+            return values;
         }
 
         void write(double[] data, int n) {
-            NativeGemm.this.write(base, data, n);
+            if (dbl) {
+                dp(base).put(data, 0, n);
+            } else {
+                float[] f = floatBuffer(n);
+                for (int i = 0; i < n; i++) {
+                    f[i] = (float) data[i];
+                }
+                fp(base).put(f, 0, n);
+            }
         }
 
+        private float[] floatBuffer(int n) {
+            if (floats.length < n) {
+                floats = new float[n];
+            }
+            return floats;
+        }
+
+        /** Hands the buffer back to this thread's pool. */
         @Override
         public void close() {
+            pool.get().addFirst(this);
+        }
+
+        void free() {
             pointer.close();
         }
     }

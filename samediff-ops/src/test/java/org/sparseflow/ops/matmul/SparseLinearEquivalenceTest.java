@@ -187,6 +187,17 @@ class SparseLinearEquivalenceTest {
         e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> SparseLinear.forward(xNaN, w, null, mask));
         assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
+        // the same with a row-major output (its panels are probed across rows, not row by row)
+        INDArray yRowMajor = Nd4j.create(DataType.FLOAT, new long[]{8, 96}, 'c');
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.forwardInto(xNaN, w, null, mask, yRowMajor));
+        assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
+        INDArray tall = Nd4j.randn(DataType.FLOAT, 40, 64);
+        tall.putScalar(37, 20, Float.NaN);      // more rows than the panel is wide: the strided probe
+        INDArray yTall = Nd4j.create(DataType.FLOAT, new long[]{40, 96}, 'c');
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.forwardInto(tall, w, null, mask, yTall));
+        assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
         INDArray dyNaN = Nd4j.randn(DataType.FLOAT, 8, 96);
         dyNaN.putScalar(2, 0, Float.NaN);
         e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
