@@ -44,7 +44,7 @@ final class MaskedWeights {
      */
     SparseMask sparseMask(String weightKey, INDArray mask01, String pattern) {
         Cached c = masks.get(weightKey);
-        if (c != null && c.copy.dataType() == mask01.dataType() && c.copy.equals(mask01)) return c.mask;
+        if (c != null && sameContent(c.copy, mask01)) return c.mask;
         PatternSpec spec = SparseKernels.parsePattern("pattern", pattern);
         SparseMask m = SparseKernels.maskOf(spec, mask01, mask01.dataType());
         INDArray copy;
@@ -56,6 +56,27 @@ final class MaskedWeights {
     }
 
     private record Cached(INDArray copy, SparseMask mask) { }
+
+    /**
+     * Bitwise equality (a memcmp for contiguous arrays of the same order; ND4J's equals otherwise). Called on every
+     * forward and backward: ND4J's equals here cost ~3% of a block-sparse gpt-mini training step.
+     */
+    static boolean sameContent(INDArray a, INDArray b) {
+        if (a.dataType() != b.dataType() || !java.util.Arrays.equals(a.shape(), b.shape())) return false;
+        if (a.isView() || b.isView() || a.ordering() != b.ordering()) return a.equals(b);
+        long bytes = a.length() * a.data().getElementSize();
+        return org.bytedeco.javacpp.Pointer.memcmp(pointer(a), pointer(b), bytes) == 0;
+    }
+
+    private static org.bytedeco.javacpp.Pointer pointer(INDArray a) {
+        org.bytedeco.javacpp.Pointer p = a.data().addressPointer();
+        long addr = p.address() + (p.position() + a.offset()) * a.data().getElementSize();
+        return new org.bytedeco.javacpp.Pointer() {
+            {
+                address = addr;
+            }
+        };
+    }
 
     private final Map<String, Cached> masks = new HashMap<>();
 

@@ -269,7 +269,7 @@ public final class SparseLinear {
             return;
         }
         // one vectorised sum finds NaN cheaply (NaN propagates); count exactly only for the error message
-        double sum = a.sumNumber().doubleValue();
+        double sum = BlockSparseKernels.probeSum(a);
         if (!Double.isNaN(sum)) {
             return;
         }

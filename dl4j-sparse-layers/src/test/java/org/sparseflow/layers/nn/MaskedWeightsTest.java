@@ -1,0 +1,31 @@
+package org.sparseflow.layers.nn;
+
+import org.junit.jupiter.api.Test;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class MaskedWeightsTest {
+
+    /** The mask cache's change detection: bitwise equality, any single changed element is seen. */
+    @Test
+    void sameContentSeesEverySingleElementChange() {
+        INDArray a = Nd4j.rand(DataType.FLOAT, 32, 48).gt(0.5).castTo(DataType.FLOAT);
+        INDArray b = a.dup();
+        assertTrue(MaskedWeights.sameContent(a, b));
+        for (long[] at : new long[][]{{0, 0}, {31, 47}, {17, 3}}) {
+            INDArray c = a.dup();
+            c.putScalar(at, 1.0f - c.getFloat(at));
+            assertFalse(MaskedWeights.sameContent(a, c), "change at " + at[0] + "," + at[1]);
+        }
+        assertTrue(MaskedWeights.sameContent(a, a.dup('f')), "other order: compared by value");
+        assertFalse(MaskedWeights.sameContent(a, a.castTo(DataType.DOUBLE)), "other type");
+        assertFalse(MaskedWeights.sameContent(a, a.reshape(48, 32)), "other shape");
+        assertTrue(MaskedWeights.sameContent(a.get(org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 4),
+                org.nd4j.linalg.indexing.NDArrayIndex.all()), b.get(org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 4),
+                org.nd4j.linalg.indexing.NDArrayIndex.all())), "views: compared by value");
+    }
+}
