@@ -9,6 +9,7 @@ import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
@@ -116,7 +117,11 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         MaskedDenseAttention.Fwd dense = null;
         INDArray out;
         if (useKernel()) {
-            att = SparseAttention.forward(q, k, v, layout, scale);
+            // outputs in the layer's workspace (SparseAttention.forward would allocate them detached: fresh native
+            // memory and page faults on every call)
+            att = new SparseAttention.Result(Nd4j.createUninitialized(dataType, b, h, t, d),
+                    Nd4j.createUninitialized(dataType, b, h, t));
+            SparseAttention.forwardInto(q, k, v, layout, scale, att.out(), att.lse());
             out = att.out();
         } else {
             dense = MaskedDenseAttention.forward(q, k, v, keepMask(layout, b), scale);
@@ -147,10 +152,10 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         INDArray dOut = heads(dO2.dup('c'), f.b, f.t, h, d);
         INDArray dq, dk, dv;
         if (f.att != null) {
-            SparseAttention.Grads g = SparseAttention.backward(f.q, f.k, f.v, f.att, dOut, f.layout, f.scale);
-            dq = g.dq();
-            dk = g.dk();
-            dv = g.dv();
+            dq = Nd4j.createUninitialized(dataType, f.b, h, f.t, d);
+            dk = Nd4j.createUninitialized(dataType, f.b, h, f.t, d);
+            dv = Nd4j.createUninitialized(dataType, f.b, h, f.t, d);
+            SparseAttention.backwardInto(f.q, f.k, f.v, f.att.out(), f.att.lse(), dOut, f.layout, f.scale, dq, dk, dv);
         } else {
             MaskedDenseAttention.Grads g = MaskedDenseAttention.backward(f.q, f.k, f.v, f.dense, dOut.dup('c'), f.scale);
             dq = g.dq();

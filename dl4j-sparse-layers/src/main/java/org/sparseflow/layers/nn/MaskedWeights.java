@@ -1,6 +1,7 @@
 package org.sparseflow.layers.nn;
 
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
@@ -63,7 +64,11 @@ final class MaskedWeights {
      */
     static boolean sameContent(INDArray a, INDArray b) {
         if (a.dataType() != b.dataType() || !java.util.Arrays.equals(a.shape(), b.shape())) return false;
-        if (a.isView() || b.isView() || a.ordering() != b.ordering()) return a.equals(b);
+        // params are views into the network's flat parameter vector: contiguous ones are compared directly
+        if (a.ordering() != b.ordering() || !Shape.hasDefaultStridesForShape(a) || !Shape.hasDefaultStridesForShape(b)
+                || a.elementWiseStride() != 1 || b.elementWiseStride() != 1) {
+            return a.equals(b);
+        }
         long bytes = a.length() * a.data().getElementSize();
         return org.bytedeco.javacpp.Pointer.memcmp(pointer(a), pointer(b), bytes) == 0;
     }

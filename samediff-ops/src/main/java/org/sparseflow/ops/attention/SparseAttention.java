@@ -629,18 +629,27 @@ public final class SparseAttention {
             boolean javaRows = layout.strides().length > 0 || o.qa != null;
             double[] oa = javaRows ? NativeGemm.toDoubles(out2) : null;
             double[] doa = javaRows ? NativeGemm.toDoubles(do2) : null;
-            INDArray dq2 = Nd4j.create(g.type, g.rows(), g.headDim);
-            INDArray dk2 = Nd4j.create(g.type, g.rows(), g.headDim);
-            INDArray dv2 = Nd4j.create(g.type, g.rows(), g.headDim);
+            // write straight into contiguous 'c' outputs (cleared first: dK and dV accumulate); temporaries otherwise
+            boolean direct = isDirect(dq, g) && isDirect(dk, g) && isDirect(dv, g);
+            INDArray dq2 = direct ? dq.assign(0).reshape('c', g.rows(), g.headDim) : Nd4j.create(g.type, g.rows(), g.headDim);
+            INDArray dk2 = direct ? dk.assign(0).reshape('c', g.rows(), g.headDim) : Nd4j.create(g.type, g.rows(), g.headDim);
+            INDArray dv2 = direct ? dv.assign(0).reshape('c', g.rows(), g.headDim) : Nd4j.create(g.type, g.rows(), g.headDim);
             long[] gradAddr = {NativeGemm.address(dq2), NativeGemm.address(dk2), NativeGemm.address(dv2)};
             long work = 2 * g.rows() * g.headDim * (long) g.seqLen;
             AttentionThreads.parallelFor(g.batch * g.heads, work, bh -> backwardHead(g, layout, scale, bh, o, doAddr,
                     lseAll, diAll, oa, doa, gradAddr));
+            if (direct) {
+                return;
+            }
             long[] shape = {g.batch, g.heads, g.seqLen, g.headDim};
             dq.assign(dq2.reshape('c', shape));
             dk.assign(dk2.reshape('c', shape));
             dv.assign(dv2.reshape('c', shape));
         }
+    }
+
+    private static boolean isDirect(INDArray a, Geometry g) {
+        return a.ordering() == 'c' && !a.isView() && a.dataType() == g.type;
     }
 
     private static void backwardHead(Geometry g, BlockLayout layout, double scale, int bh, Operands o, long doAddr,
