@@ -54,7 +54,8 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
 
     private static long address(INDArray a) {
         Pointer p = a.data().addressPointer();
-        return p.address() + (p.position() + a.offset()) * a.data().getElementSize();
+        // a view's DataBuffer is itself a view whose address already includes its own offset
+        return p.address() + (p.position() + a.offset() - a.data().offset()) * a.data().getElementSize();
     }
 
     /** The elements of {@code a} (any order, strides, view offset) copied into buffer {@code slot}. */

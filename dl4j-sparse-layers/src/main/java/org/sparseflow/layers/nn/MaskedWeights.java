@@ -50,7 +50,7 @@ final class MaskedWeights {
         SparseMask m = SparseKernels.maskOf(spec, mask01, mask01.dataType());
         INDArray copy;
         try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-            copy = mask01.dup();
+            copy = mask01.dup(mask01.ordering());   // same order: sameContent can memcmp
         }
         masks.put(weightKey, new Cached(copy, m));
         return m;
@@ -75,7 +75,8 @@ final class MaskedWeights {
 
     private static org.bytedeco.javacpp.Pointer pointer(INDArray a) {
         org.bytedeco.javacpp.Pointer p = a.data().addressPointer();
-        long addr = p.address() + (p.position() + a.offset()) * a.data().getElementSize();
+        // a view's DataBuffer is itself a view whose address already includes its own offset
+        long addr = p.address() + (p.position() + a.offset() - a.data().offset()) * a.data().getElementSize();
         return new org.bytedeco.javacpp.Pointer() {
             {
                 address = addr;

@@ -28,4 +28,19 @@ class MaskedWeightsTest {
                 org.nd4j.linalg.indexing.NDArrayIndex.all()), b.get(org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 4),
                 org.nd4j.linalg.indexing.NDArrayIndex.all())), "views: compared by value");
     }
+
+    /** Params are 'f' views at an offset into the network's flat vector (the layout that once crashed memcmp). */
+    @Test
+    void sameContentOnParamStyleViews() {
+        INDArray flat = Nd4j.rand(DataType.FLOAT, 1, 4000).gt(0.5).castTo(DataType.FLOAT);
+        INDArray view = flat.get(org.nd4j.linalg.indexing.NDArrayIndex.point(0),
+                org.nd4j.linalg.indexing.NDArrayIndex.interval(1000, 1000 + 32 * 48)).reshape('f', 32, 48);
+        INDArray copy = view.dup(view.ordering());
+        assertTrue(MaskedWeights.sameContent(copy, view));
+        flat.putScalar(0, 1000 + 5 * 1, 1.0f - flat.getFloat(0, 1000 + 5));
+        assertFalse(MaskedWeights.sameContent(copy, view), "a write through the flat vector is seen");
+        flat.putScalar(0, 999, 7f);              // outside the view
+        flat.putScalar(0, 1000 + 32 * 48, 7f);
+        assertTrue(MaskedWeights.sameContent(view.dup(view.ordering()), view), "neighbours outside the view ignored");
+    }
 }

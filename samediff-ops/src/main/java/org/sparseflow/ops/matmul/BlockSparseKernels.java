@@ -245,14 +245,12 @@ public final class BlockSparseKernels {
      */
     public static double probeSum(INDArray a) {
         DataType t = a.dataType();
-        boolean contiguous = !a.isView() && a.data().length() >= a.offset() + a.length()
+        boolean contiguous = org.nd4j.linalg.api.shape.Shape.hasDefaultStridesForShape(a) && a.elementWiseStride() == 1
                 && (t == DataType.FLOAT || t == DataType.DOUBLE) && a.length() > 0 && a.length() < Integer.MAX_VALUE;
         if (!contiguous) {
             return a.sumNumber().doubleValue();
         }
-        org.bytedeco.javacpp.Pointer p = a.data().addressPointer();
-        long addr = p.address() + (p.position() + a.offset()) * a.data().getElementSize();
-        Mat m = new Mat(addr, 0, 1, 1, t == DataType.DOUBLE);
+        Mat m = Mat.of(a.reshape(a.ordering(), a.length(), 1));   // same memory: handles view offsets as Mat.of does
         return t == DataType.DOUBLE ? openblas_nolapack.cblas_dasum((int) a.length(), doubleAt(m), 1)
                 : openblas_nolapack.cblas_sasum((int) a.length(), floatAt(m), 1);
     }

@@ -18,6 +18,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /** SparseLinear against the dense masked reference y = x (W o M) + b, in double. */
 class SparseLinearEquivalenceTest {
@@ -203,5 +204,20 @@ class SparseLinearEquivalenceTest {
         e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> SparseLinear.backward(x, w, mask, dyNaN, false));
         assertTrue(e.getMessage().startsWith("dy contains 1 NaN"), e.getMessage());
+    }
+
+    /** The NaN probe reads exactly the array's elements, also for views at an offset into a larger buffer. */
+    @Test
+    void probeSumSeesExactlyTheViewsElements() {
+        INDArray flat = Nd4j.rand(DataType.FLOAT, 1, 300);
+        INDArray view = flat.get(org.nd4j.linalg.indexing.NDArrayIndex.point(0),
+                org.nd4j.linalg.indexing.NDArrayIndex.interval(100, 200)).reshape('f', 10, 10);
+        assertEquals(org.nd4j.linalg.ops.transforms.Transforms.abs(view).sumNumber().doubleValue(),
+                BlockSparseKernels.probeSum(view), 1e-4);
+        flat.putScalar(0, 99, Float.NaN);
+        flat.putScalar(0, 200, Float.NaN);
+        assertFalse(Double.isNaN(BlockSparseKernels.probeSum(view)), "NaN outside the view is not read");
+        flat.putScalar(0, 150, Float.NaN);
+        assertTrue(Double.isNaN(BlockSparseKernels.probeSum(view)), "NaN inside the view is found");
     }
 }
