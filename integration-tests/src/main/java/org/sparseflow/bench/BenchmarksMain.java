@@ -19,6 +19,7 @@ public final class BenchmarksMain {
         SUITES.put("ops", "org.sparseflow.bench.ops.OpsBenchmark");
         SUITES.put("mst", "org.sparseflow.bench.mst.MstBenchmark");
         SUITES.put("dataflow", "org.sparseflow.bench.dataflow.DataflowBenchmark");
+        SUITES.put("graph-step", "org.sparseflow.bench.mst.GraphStepBenchmark");
     }
 
     private BenchmarksMain() {
