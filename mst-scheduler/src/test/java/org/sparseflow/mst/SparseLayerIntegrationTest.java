@@ -1,7 +1,11 @@
 package org.sparseflow.mst;
 
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
+import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
+import org.nd4j.linalg.factory.Nd4j;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.activations.Activation;
@@ -43,6 +47,32 @@ class SparseLayerIntegrationTest {
         }
         // MIXED growth needs the dense gradient: updates would have thrown without it
         assertEquals(6, mst.core().topologyUpdates()); // after steps 4, 9, ..., 29
+    }
+
+    /** Wrapped in TimeDistributed (as in ComputationGraphGpt), MST still drives the inner layer's mask param. */
+    @Test
+    void drivesTheMaskOfASparseLayerInsideTimeDistributed() {
+        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
+                .dataType(DataType.DOUBLE).updater(new Adam(1e-2)).list()
+                .layer(new TimeDistributed(new SparseDenseLayer.Builder().nIn(12).nOut(32).pattern("unstructured")
+                        .density(1.0).activation(Activation.TANH).build(), RNNFormat.NCW))
+                .layer(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(32).nOut(3).dataFormat(RNNFormat.NCW)
+                        .activation(Activation.IDENTITY).build())
+                .build());
+        net.init();
+        MstConfig c = Dl4jListenerTest.config(40);
+        c.setInclude(List.of("0_W"));
+        MstListener mst = new MstListener(c);
+        net.setListeners(mst);
+        org.nd4j.linalg.api.rng.Random rng = Nd4j.getRandom();
+        rng.setSeed(3);
+        for (int i = 0; i < 12; i++) {
+            net.fit(new DataSet(Nd4j.rand(DataType.DOUBLE, 4, 12, 5), Nd4j.rand(DataType.DOUBLE, 4, 3, 5)));
+            INDArray mask = Dl4jListenerTest.maskOf(mst, "0_W");
+            assertEquals(mask, net.getParam("0_M"), "wrapped layer's mask param follows MST's mask at step " + i);
+        }
+        assertTrue(net.getParam("0_M").meanNumber().doubleValue() < 0.9, "MST sparsified the wrapped layer");
+        assertTrue(mst.core().topologyUpdates() >= 2, "topology updates with the dense gradient of the wrapped layer");
     }
 
     @Test

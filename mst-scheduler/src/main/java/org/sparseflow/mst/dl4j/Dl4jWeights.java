@@ -1,6 +1,7 @@
 package org.sparseflow.mst.dl4j;
 
 import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
@@ -35,7 +36,10 @@ public final class Dl4jWeights {
     /** One sparse weight of a DL4J model. */
     public static final class Binding {
         public final String name;
+        /** The model's layer (a wrapper such as TimeDistributed stays the wrapper: the updater knows it by it). */
         public final Layer layer;
+        /** The layer that holds the weight and, for SparseFlow layers, the mask (a wrapper's underlying layer). */
+        final Layer impl;
         public final String key;
         public final INDArray weight;
         /** The layer's own 0/1 mask param, or null for stock layers. */
@@ -47,8 +51,14 @@ public final class Dl4jWeights {
         final boolean sparseLayer;
 
         Binding(String name, Layer layer, String key, INDArray weight, INDArray maskParam, boolean sparseLayer) {
+            this(name, layer, layer, key, weight, maskParam, sparseLayer);
+        }
+
+        Binding(String name, Layer layer, Layer impl, String key, INDArray weight, INDArray maskParam,
+                boolean sparseLayer) {
             this.name = name;
             this.layer = layer;
+            this.impl = impl;
             this.key = key;
             this.weight = weight;
             this.maskParam = maskParam;
@@ -61,14 +71,14 @@ public final class Dl4jWeights {
         /** Raw dense gradient of the last backward (valid in onGradientCalculation), or null. */
         public INDArray denseGradient(Model model) {
             if (sparseLayer) {
-                return (INDArray) invoke(layer, "lastWeightGradient", new Class<?>[]{String.class}, key);
+                return (INDArray) invoke(impl, "lastWeightGradient", new Class<?>[]{String.class}, key);
             }
             return model.gradient() == null ? null : model.gradient().gradientForVariable().get(name);
         }
 
         public void requestDense(boolean on) {
             if (sparseLayer) {
-                invoke(layer, "setDenseGradientRequested", new Class<?>[]{boolean.class}, on);
+                invoke(impl, "setDenseGradientRequested", new Class<?>[]{boolean.class}, on);
             }
         }
 
@@ -91,14 +101,20 @@ public final class Dl4jWeights {
         List<Binding> out = new ArrayList<>();
         for (Layer l : layers(model)) {
             String prefix = prefix(model, l);
-            if (hasMethod(l, "sparseWeightKeys")) {
+            // a SparseFlow layer inside a wrapper (TimeDistributed, ...) must be driven through its own mask param,
+            // else MST would only zero weights and the layer would keep running its kernels at full density
+            Layer impl = l;
+            while (impl instanceof BaseWrapperLayer w && !hasMethod(impl, "sparseWeightKeys")) {
+                impl = w.getUnderlying();
+            }
+            if (hasMethod(impl, "sparseWeightKeys")) {
                 @SuppressWarnings("unchecked")
-                List<String> keys = (List<String>) invoke(l, "sparseWeightKeys", new Class<?>[0]);
+                List<String> keys = (List<String>) invoke(impl, "sparseWeightKeys", new Class<?>[0]);
                 for (String k : keys) {
                     String name = prefix + "_" + k;
                     if (config.selects(name)) {
-                        String mk = (String) invoke(l, "maskKey", new Class<?>[]{String.class}, k);
-                        out.add(new Binding(name, l, k, l.getParam(k), l.getParam(mk), true));
+                        String mk = (String) invoke(impl, "maskKey", new Class<?>[]{String.class}, k);
+                        out.add(new Binding(name, l, impl, k, impl.getParam(k), impl.getParam(mk), true));
                     }
                 }
                 continue;
