@@ -335,6 +335,9 @@ public final class MstBenchmark {
             }
             records = log.records();
         }
+        if (records.isEmpty()) {
+            Files.deleteIfExists(out.resolve(variant + ".jsonl"));   // dense: no topology updates, no log
+        }
         double[][] trimmed = {java.util.Arrays.copyOf(curve[0], k), java.util.Arrays.copyOf(curve[1], k)};
         double overhead = 100.0 * mst.overheadFraction();
         return new Run(variant, trimmed[1][k - 1], mst.core().cumulativeFlops(), mst.core().cumulativeDenseFlops(),
