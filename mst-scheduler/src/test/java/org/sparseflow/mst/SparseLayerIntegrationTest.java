@@ -24,20 +24,34 @@ import static org.junit.jupiter.api.Assertions.*;
 /** MST driving dl4j-sparse-layers' masked layers (mask param M, dense gradient on request). */
 class SparseLayerIntegrationTest {
 
-    @Test
-    void drivesSparseDenseLayerMaskParamAndDenseGradient() {
+    private static SparseDenseLayer sparseDense() {
+        return new SparseDenseLayer.Builder().nIn(12).nOut(32).pattern("unstructured").density(1.0)
+                .activation(Activation.TANH).build();
+    }
+
+    private static MultiLayerNetwork net(org.deeplearning4j.nn.conf.layers.Layer first,
+                                         org.deeplearning4j.nn.conf.layers.Layer out) {
         MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
-                .dataType(DataType.DOUBLE).updater(new Adam(1e-2)).list()
-                .layer(new SparseDenseLayer.Builder().nIn(12).nOut(32).pattern("unstructured").density(1.0)
-                        .activation(Activation.TANH).build())
-                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(32).nOut(3)
-                        .activation(Activation.IDENTITY).build())
-                .build());
+                .dataType(DataType.DOUBLE).updater(new Adam(1e-2)).list().layer(first).layer(out).build());
         net.init();
+        return net;
+    }
+
+    /** An MST listener (40-step test schedule) on weight 0_W, attached to {@code net}. */
+    private static MstListener mstOnFirstWeight(MultiLayerNetwork net) {
         MstConfig c = Dl4jListenerTest.config(40);
         c.setInclude(List.of("0_W"));
         MstListener mst = new MstListener(c);
         net.setListeners(mst);
+        return mst;
+    }
+
+
+    @Test
+    void drivesSparseDenseLayerMaskParamAndDenseGradient() {
+        MultiLayerNetwork net = net(sparseDense(),
+                new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(32).nOut(3).activation(Activation.IDENTITY).build());
+        MstListener mst = mstOnFirstWeight(net);
         List<DataSet> d = Dl4jListenerTest.data(30);
         for (int i = 0; i < 30; i++) {
             net.fit(d.get(i));
@@ -52,18 +66,10 @@ class SparseLayerIntegrationTest {
     /** Wrapped in TimeDistributed (as in ComputationGraphGpt), MST still drives the inner layer's mask param. */
     @Test
     void drivesTheMaskOfASparseLayerInsideTimeDistributed() {
-        MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
-                .dataType(DataType.DOUBLE).updater(new Adam(1e-2)).list()
-                .layer(new TimeDistributed(new SparseDenseLayer.Builder().nIn(12).nOut(32).pattern("unstructured")
-                        .density(1.0).activation(Activation.TANH).build(), RNNFormat.NCW))
-                .layer(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(32).nOut(3).dataFormat(RNNFormat.NCW)
-                        .activation(Activation.IDENTITY).build())
-                .build());
-        net.init();
-        MstConfig c = Dl4jListenerTest.config(40);
-        c.setInclude(List.of("0_W"));
-        MstListener mst = new MstListener(c);
-        net.setListeners(mst);
+        MultiLayerNetwork net = net(new TimeDistributed(sparseDense(), RNNFormat.NCW),
+                new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(32).nOut(3).dataFormat(RNNFormat.NCW)
+                        .activation(Activation.IDENTITY).build());
+        MstListener mst = mstOnFirstWeight(net);
         org.nd4j.linalg.api.rng.Random rng = Nd4j.getRandom();
         rng.setSeed(3);
         for (int i = 0; i < 12; i++) {

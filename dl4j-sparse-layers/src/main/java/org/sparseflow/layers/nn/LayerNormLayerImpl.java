@@ -12,7 +12,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.javacpp.Pointer;
+import org.sparseflow.ops.NativeAddress;
 
 /** Implementation of {@link LayerNormLayer}. */
 public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
@@ -52,12 +52,6 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         return f[0];
     }
 
-    private static long address(INDArray a) {
-        Pointer p = a.data().addressPointer();
-        // a view's DataBuffer is itself a view whose address already includes its own offset
-        return p.address() + (p.position() + a.offset() - a.data().offset()) * a.data().getElementSize();
-    }
-
     /** The elements of {@code a} (any order, strides, view offset) copied into buffer {@code slot}. */
     private static View load(INDArray a, int slot) {
         if (a.dataType() != DataType.DOUBLE && a.dataType() != DataType.FLOAT) {
@@ -69,7 +63,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         long sT = r3 ? st[2] : 0;
         int span = (int) (1 + (nB - 1) * st[0] + (nC - 1) * st[1] + (nT - 1) * sT);
         double[] d = buffer(slot, span);
-        long addr = address(a);
+        long addr = NativeAddress.of(a);
         if (a.dataType() == DataType.DOUBLE) {
             new DoublePointer() { { address = addr; } }.get(d, 0, span);
         } else {
@@ -84,7 +78,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     private INDArray create(double[] values) {
         INDArray out = Nd4j.createUninitialized(dataType, input.shape(), 'c');
         int n = (int) out.length();
-        long addr = address(out);
+        long addr = NativeAddress.of(out);
         if (dataType == DataType.DOUBLE) {
             new DoublePointer() { { address = addr; } }.put(values, 0, n);
         } else if (dataType == DataType.FLOAT) {
@@ -136,7 +130,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         int nB = x.nB, nC = x.nC, nT = x.nT;
         double[] mean = new double[nB * nT], inv = new double[nB * nT];
         stats(x, mean, inv);
-        double[] g = getParam("g").data().asDouble(), bb = getParam("b").data().asDouble();
+        double[] g = getParam("g").toDoubleVector(), bb = getParam("b").toDoubleVector();
         double[] y = buffer(2, nB * nC * nT);
         for (int b = 0; b < nB; b++) {
             for (int c = 0; c < nC; c++) {
@@ -162,7 +156,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         int nB = x.nB, nC = x.nC, nT = x.nT;
         double[] mean = new double[nB * nT], inv = new double[nB * nT];
         stats(x, mean, inv);
-        double[] g = getParam("g").data().asDouble();
+        double[] g = getParam("g").toDoubleVector();
         double[] dg = new double[nC], db = new double[nC];
         // dx = inv / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat o xhat)), dxhat = dy o g, sums over features
         double[] sumD = new double[nB * nT], sumDX = new double[nB * nT];

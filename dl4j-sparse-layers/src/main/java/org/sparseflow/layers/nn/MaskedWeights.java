@@ -74,9 +74,7 @@ final class MaskedWeights {
     }
 
     private static org.bytedeco.javacpp.Pointer pointer(INDArray a) {
-        org.bytedeco.javacpp.Pointer p = a.data().addressPointer();
-        // a view's DataBuffer is itself a view whose address already includes its own offset
-        long addr = p.address() + (p.position() + a.offset() - a.data().offset()) * a.data().getElementSize();
+        long addr = org.sparseflow.ops.NativeAddress.of(a);
         return new org.bytedeco.javacpp.Pointer() {
             {
                 address = addr;

@@ -68,8 +68,9 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
         INDArray z = preOutput(true, mgr);
         INDArray eps = epsilon.rank() == 3
                 ? epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', z.size(0), z.size(1)) : epsilon;
-        // the block kernels write z column-major; an epsilon in the other order sends ND4J's element-wise activation
-        // backprop down its slow mixed-order path (measured: GELU backprop 3x slower), so match the orders first
+        // z's order depends on the path (block kernels: row-major, ND4J's masked mmul: column-major); an epsilon in
+        // the other order sends ND4J's element-wise activation backprop down its slow mixed-order path (measured:
+        // GELU backprop 3x slower), so match the orders first
         if (eps.ordering() != z.ordering()) eps = eps.dup(z.ordering());
         INDArray delta = layerConf().getActivationFn().backprop(z, eps).getFirst();
         if (maskArray != null && input.rank() == 2) applyMask(delta);

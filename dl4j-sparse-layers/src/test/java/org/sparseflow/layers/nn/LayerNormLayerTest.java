@@ -32,11 +32,22 @@ class LayerNormLayerTest {
     }
 
     static MultiLayerNetwork net() {
+        return net(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build(),
+                InputType.feedForward(5));
+    }
+
+    static MultiLayerNetwork recurrentNet() {
+        return net(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build(),
+                InputType.recurrent(5, 4));
+    }
+
+    /** LayerNorm over 5 features with fixed gain and bias, then {@code out}. */
+    static MultiLayerNetwork net(org.deeplearning4j.nn.conf.layers.Layer out, InputType in) {
         MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(2).dataType(DataType.DOUBLE).updater(new NoOp())
                 .list()
                 .layer(new LayerNormLayer.Builder().eps(1e-5).build())
-                .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build())
-                .setInputType(InputType.feedForward(5)).build();
+                .layer(out)
+                .setInputType(in).build();
         MultiLayerNetwork n = new MultiLayerNetwork(c);
         n.init();
         n.getParam("0_g").assign(Nd4j.create(new double[][]{{0.5, 1.5, -1.0, 2.0, 0.7}}));
@@ -66,19 +77,6 @@ class LayerNormLayerTest {
         Nd4j.getRandom().setSeed(3);
         assertTrue(GradientCheckUtil.checkGradients(new GradientCheckUtil.MLNConfig().net(net())
                 .input(Nd4j.rand(DataType.DOUBLE, 3, 5)).labels(Nd4j.rand(DataType.DOUBLE, 3, 3))));
-    }
-
-    static MultiLayerNetwork recurrentNet() {
-        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().seed(2).dataType(DataType.DOUBLE).updater(new NoOp())
-                .list()
-                .layer(new LayerNormLayer.Builder().eps(1e-5).build())
-                .layer(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build())
-                .setInputType(InputType.recurrent(5, 4)).build();
-        MultiLayerNetwork n = new MultiLayerNetwork(c);
-        n.init();
-        n.getParam("0_g").assign(Nd4j.create(new double[][]{{0.5, 1.5, -1.0, 2.0, 0.7}}));
-        n.getParam("0_b").assign(Nd4j.create(new double[][]{{0.1, -0.2, 0.3, 0.0, 1.0}}));
-        return n;
     }
 
     /** The fused kernel reads NCW input in any order or as a permuted view; statistics per (example, step). */

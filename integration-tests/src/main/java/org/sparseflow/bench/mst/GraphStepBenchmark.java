@@ -10,7 +10,6 @@ import org.sparseflow.examples.data.TokenSplit;
 import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.layers.config.AttentionSettings;
-import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 
@@ -44,8 +43,8 @@ public final class GraphStepBenchmark {
             String a = args[i];
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (a) {
-                case "--steps" -> { steps = Integer.parseInt(need(a, v)); i++; }
-                case "--sparsity" -> { sparsity = Double.parseDouble(need(a, v)); i++; }
+                case "--steps" -> { steps = (int) number(a, v, true); i++; }
+                case "--sparsity" -> { sparsity = number(a, v, false); i++; }
                 case "--attention" -> { attention = need(a, v); i++; }
                 case "--variants" -> { variants = List.of(need(a, v).split(",")); i++; }
                 default -> throw new IllegalArgumentException("unknown option " + a
@@ -89,6 +88,15 @@ public final class GraphStepBenchmark {
         return value;
     }
 
+    private static double number(String option, String value, boolean integer) {
+        try {
+            return integer ? Integer.parseInt(need(option, value)) : Double.parseDouble(need(option, value));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " = " + value + " is not allowed; allowed: "
+                    + (integer ? "an integer" : "a number"));
+        }
+    }
+
     /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
     static double[] run(String variant, int steps, double sparsity, String attention) throws Exception {
         Corpus corpus = Corpus.bundled();
@@ -101,13 +109,7 @@ public final class GraphStepBenchmark {
                 dense ? c.context() : MstBenchmark.ATTENTION_BLOCK));
         net.init();
         if (!dense) {
-            SparsityConfig sc = new SparsityConfig();
-            sc.setPattern("block16");
-            sc.setSparsity(sparsity);
-            sc.setDistribution(DensityDistribution.UNIFORM);
-            sc.setKeepFirstDense(false);
-            sc.setKeepLastDense(false);
-            sc.setInclude(List.of("h\\d+_(attn|fc|proj)"));
+            SparsityConfig sc = MstBenchmark.graphSparsity("block16", sparsity);
             sc.setAttention(new AttentionSettings(attention, MstBenchmark.ATTENTION_BLOCK, List.of(".*"), false));
             net = Sparsify.apply(sc, net).model();
         }

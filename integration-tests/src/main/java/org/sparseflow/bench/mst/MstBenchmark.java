@@ -365,14 +365,8 @@ public final class MstBenchmark {
             // no listener on the dense baseline: its wall clock is the stock graph's; FLOPs are counted alone
             denseCount = projectedCore(base, "dense", gpt, steps, true);
         } else {
-            SparsityConfig sc = new SparsityConfig();
-            sc.setPattern(variant);
-            sc.setSparsity(1e-6); // sparse-capable layers with every block kept; MST owns the masks from step 0
-            sc.setDistribution(DensityDistribution.UNIFORM);
-            sc.setKeepFirstDense(false);
-            sc.setKeepLastDense(false);
-            sc.setInclude(List.of("h\\d+_(attn|fc|proj)"));
-            net = Sparsify.apply(sc, net).model();
+            // sparse-capable layers with every block kept; MST owns the masks from step 0
+            net = Sparsify.apply(graphSparsity(variant, 1e-6), net).model();
             mst = new MstListener(cfg).flopCounter(flopCounter(gpt, true), Map.of(), gpt.context());
             net.setListeners(mst);
         }
@@ -416,6 +410,21 @@ public final class MstBenchmark {
                         trainNanos / 1e9, 0.0, trimmed, records, cfg)
                 : new Run(variant, trimmed[1][k - 1], mst.core().cumulativeFlops(), mst.core().cumulativeDenseFlops(),
                         trainNanos / 1e9, 100.0 * mst.overheadFraction(), trimmed, records, cfg);
+    }
+
+    /**
+     * Sparsify settings for ComputationGraphGpt's 24 attention/MLP weight matrices (embeddings, norms and the head
+     * stay dense): {@code pattern} at {@code sparsity}, the same density in every layer.
+     */
+    static SparsityConfig graphSparsity(String pattern, double sparsity) {
+        SparsityConfig sc = new SparsityConfig();
+        sc.setPattern(pattern);
+        sc.setSparsity(sparsity);
+        sc.setDistribution(DensityDistribution.UNIFORM);
+        sc.setKeepFirstDense(false);
+        sc.setKeepLastDense(false);
+        sc.setInclude(List.of("h\\d+_(attn|fc|proj)"));
+        return sc;
     }
 
     /** Block size of the MST graph variants' attention layout: local:16 skips all but two 16x16 tiles per row. */

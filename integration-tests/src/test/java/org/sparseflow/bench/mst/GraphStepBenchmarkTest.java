@@ -17,6 +17,8 @@ class GraphStepBenchmarkTest {
         assertTrue(e.getMessage().contains("--sparsity = 1.0"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--variants", "dense,sparse"}));
         assertTrue(e.getMessage().contains("'sparse'") && e.getMessage().contains("block16"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--steps", "ten"}));
+        assertTrue(e.getMessage().contains("--steps = ten") && e.getMessage().contains("integer"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--fast"}));
         assertTrue(e.getMessage().contains("--fast"), e.getMessage());
     }

@@ -59,9 +59,7 @@ final class NativeGemm {
 
     /** Native address of element 0 of {@code a} (a contiguous array or a view with an offset). */
     static long address(INDArray a) {
-        Pointer p = a.data().addressPointer();
-        long size = a.data().getElementSize();
-        return p.address() + (p.position() + a.offset()) * size;
+        return org.sparseflow.ops.NativeAddress.of(a);
     }
 
     /** Address of element {@code index} counted from {@code base}. */

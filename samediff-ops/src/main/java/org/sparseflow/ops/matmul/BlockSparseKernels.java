@@ -2,7 +2,6 @@ package org.sparseflow.ops.matmul;
 
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.openblas.global.openblas_nolapack;
 import org.nd4j.linalg.api.blas.Blas;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -343,12 +342,8 @@ public final class BlockSparseKernels {
         }
 
         static Mat of(INDArray a) {
-            Pointer p = a.data().addressPointer();
-            long elem = a.data().getElementSize();
-            long base = p.address() + p.position() * elem;
-            // a view's DataBuffer is itself a view whose address already includes its offset
-            long off = a.offset() - a.data().offset();
-            return new Mat(base, off, a.stride(0), a.stride(1), a.dataType() == DataType.DOUBLE);
+            return new Mat(org.sparseflow.ops.NativeAddress.of(a), 0, a.stride(0), a.stride(1),
+                    a.dataType() == DataType.DOUBLE);
         }
 
         Mat sub(long r0, long c0) {
