@@ -22,7 +22,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW), output [minibatch, nOut, T].
+ * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW, the default), output
+ * [minibatch, nOut, T]; with {@code dataFormat(NWC)} input [minibatch, T, nIn] and output [minibatch, T, nOut]
+ * (the natural transformer layout: the projections then read and write the activations without transposes).
  * Classic DL4J layer (not a SameDiffLayer, so no doubled gradients).
  *
  * <p>q = x Wq + bq, k = x Wk + bk, v = x Wv + bv (each [*, nOut], split into nHeads heads of size nOut/nHeads),
@@ -44,6 +46,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     private String projectionPattern;
     private double projectionDensity = 1.0;
     private boolean hasBias = true;
+    private RNNFormat dataFormat = RNNFormat.NCW;
 
     /** Jackson. */
     public CausalSelfAttentionLayer() {
@@ -57,6 +60,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
         this.projectionPattern = b.projectionPattern;
         this.projectionDensity = b.projectionDensity;
         this.hasBias = b.hasBias;
+        this.dataFormat = b.dataFormat;
         initializeConstraints(b);
     }
 
@@ -126,7 +130,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
                     + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
         }
         InputType.InputTypeRecurrent r = (InputType.InputTypeRecurrent) inputType;
-        return InputType.recurrent(nOut, r.getTimeSeriesLength(), RNNFormat.NCW);
+        return InputType.recurrent(nOut, r.getTimeSeriesLength(), dataFormat);
     }
 
     @Override
@@ -140,7 +144,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
 
     @Override
     public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
-        return InputTypeUtil.getPreprocessorForInputTypeRnnLayers(inputType, RNNFormat.NCW, getLayerName());
+        return InputTypeUtil.getPreprocessorForInputTypeRnnLayers(inputType, dataFormat, getLayerName());
     }
 
     @Override
@@ -212,26 +216,36 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
         return hasBias;
     }
 
+    /** Layout of input and output: NCW [minibatch, n, T] or NWC [minibatch, T, n]. */
+    public RNNFormat getDataFormat() {
+        return dataFormat;
+    }
+
+    public void setDataFormat(RNNFormat dataFormat) {
+        this.dataFormat = dataFormat;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof CausalSelfAttentionLayer) || !super.equals(o)) return false;
         CausalSelfAttentionLayer t = (CausalSelfAttentionLayer) o;
-        return nHeads == t.nHeads && blockSize == t.blockSize && hasBias == t.hasBias
+        return nHeads == t.nHeads && blockSize == t.blockSize && hasBias == t.hasBias && dataFormat == t.dataFormat
                 && Double.compare(projectionDensity, t.projectionDensity) == 0
                 && Objects.equals(attentionPattern, t.attentionPattern) && Objects.equals(projectionPattern, t.projectionPattern);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(super.hashCode(), nHeads, attentionPattern, blockSize, projectionPattern, projectionDensity, hasBias);
+        return Objects.hash(super.hashCode(), nHeads, attentionPattern, blockSize, projectionPattern, projectionDensity, hasBias,
+                dataFormat);
     }
 
     @Override
     public String toString() {
         return "CausalSelfAttentionLayer(name=" + getLayerName() + ", nIn=" + nIn + ", nOut=" + nOut + ", nHeads=" + nHeads
                 + ", attentionPattern=" + attentionPattern + ", blockSize=" + blockSize + ", projectionPattern="
-                + projectionPattern + ", projectionDensity=" + projectionDensity + ")";
+                + projectionPattern + ", projectionDensity=" + projectionDensity + ", dataFormat=" + dataFormat + ")";
     }
 
     /** Builder in DL4J style. */
@@ -242,6 +256,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
         private String projectionPattern;
         private double projectionDensity = 1.0;
         private boolean hasBias = true;
+        private RNNFormat dataFormat = RNNFormat.NCW;
 
         public Builder() {
             this.activationFn = new ActivationIdentity();
@@ -278,6 +293,16 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
 
         public Builder hasBias(boolean hasBias) {
             this.hasBias = hasBias;
+            return this;
+        }
+
+        /** Layout of input and output: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
+        public Builder dataFormat(RNNFormat dataFormat) {
+            if (dataFormat == null) {
+                throw new IllegalArgumentException(LayerValidation.where(layerName) + "dataFormat = null is not allowed; "
+                        + "allowed: NCW, NWC");
+            }
+            this.dataFormat = dataFormat;
             return this;
         }
 

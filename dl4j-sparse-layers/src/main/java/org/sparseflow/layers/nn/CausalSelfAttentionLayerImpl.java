@@ -1,13 +1,16 @@
 package org.sparseflow.layers.nn;
 
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.layers.BaseLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
+import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
@@ -24,6 +27,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
     private final MaskedWeights masked = new MaskedWeights(List.of("Wq", "Wk", "Wv", "Wo"), List.of("Mq", "Mk", "Mv", "Mo"));
     private final Map<Integer, BlockLayout> layouts = new HashMap<>();
+    private final ForwardCache<Fwd> cache = new ForwardCache<>();
     private AttentionPattern pattern;
 
     public CausalSelfAttentionLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
@@ -97,19 +101,42 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         return a4.permute(0, 2, 1, 3).dup('c').reshape('c', b * t, n);
     }
 
+    private boolean nwc() {
+        return layerConf().getDataFormat() == RNNFormat.NWC;
+    }
+
+    /** Recurrent [B, n, T] (NCW) or [B, T, n] (NWC) -> rows [B*T, n] ('c'; NWC in 'c' order: a view, no copy). */
+    private INDArray toRows(INDArray a3) {
+        INDArray a = a3.castTo(dataType);
+        long b = a.size(0), t = a.size(nwc() ? 1 : 2), n = a.size(nwc() ? 2 : 1);
+        return nwc() ? a.reshape('c', b * t, n) : a.permute(0, 2, 1).dup('c').reshape('c', b * t, n);
+    }
+
+    /**
+     * Rows [B*T, n] -> the layer's recurrent layout: NCW as a new 'f' array, NWC as [B, T, n] in 'c' order (a view of
+     * row-major rows, no copy).
+     */
+    private INDArray fromRows(INDArray rows, long b, long t) {
+        long n = rows.size(1);
+        if (nwc()) {
+            return rows.reshape('c', b, t, n);
+        }
+        return rows.reshape('c', b, t, n).permute(0, 2, 1).dup('f');
+    }
+
     private Fwd forward(boolean training, LayerWorkspaceMgr mgr) {
         assertInputSet(false);
         applyDropOutIfNecessary(training, mgr);
         CausalSelfAttentionLayer c = layerConf();
-        if (input.rank() != 3 || input.size(1) != c.getNIn()) {
+        if (input.rank() != 3 || input.size(nwc() ? 2 : 1) != c.getNIn()) {
             throw new IllegalArgumentException(LayerValidation.where(c.getLayerName()) + "input shape = "
-                    + java.util.Arrays.toString(input.shape()) + " is not allowed; allowed: [minibatch, nIn = " + c.getNIn()
-                    + ", T] (NCW)");
+                    + java.util.Arrays.toString(input.shape()) + " is not allowed; allowed: " + (nwc()
+                    ? "[minibatch, T, nIn = " + c.getNIn() + "] (NWC)" : "[minibatch, nIn = " + c.getNIn() + ", T] (NCW)"));
         }
-        long b = input.size(0), t = input.size(2), n = c.getNOut(), h = c.getNHeads(), d = n / h;
+        long b = input.size(0), t = input.size(nwc() ? 1 : 2), n = c.getNOut(), h = c.getNHeads(), d = n / h;
         BlockLayout layout = layout((int) t);
         double scale = SparseAttention.defaultScale(d);
-        INDArray x2 = input.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', b * t, c.getNIn());
+        INDArray x2 = toRows(input);
         INDArray q = heads(SparseKernels.linearForward(x2, getParam("Wq"), bias("q"), mask("q")), b, t, h, d);
         INDArray k = heads(SparseKernels.linearForward(x2, getParam("Wk"), bias("k"), mask("k")), b, t, h, d);
         INDArray v = heads(SparseKernels.linearForward(x2, getParam("Wv"), bias("v"), mask("v")), b, t, h, d);
@@ -134,20 +161,37 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
     @Override
     public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-        Fwd f = forward(training, mgr);
-        INDArray a2 = layerConf().getActivationFn().getActivation(f.z2.dup(), training);
-        INDArray out = a2.reshape('c', f.b, f.t, layerConf().getNOut()).permute(0, 2, 1);
-        return mgr.leverageTo(ArrayType.ACTIVATIONS, out.dup('f'));
+        cache.clear();
+        assertInputSet(false);
+        applyDropOutIfNecessary(training, mgr);   // before the borrowed scope: dropout borrows the same workspace
+        INDArray out;
+        // training: compute in the ACTIVATIONS workspace and keep the state for backprop (see ForwardCache)
+        try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
+            Fwd f = forward(training, mgr);
+            INDArray a2 = identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
+            out = fromRows(a2, f.b, f.t);
+            if (ws != null) {
+                cache.put(input, f);
+            }
+        }
+        return mgr.leverageTo(ArrayType.ACTIVATIONS, out);
+    }
+
+    private boolean identity() {
+        return layerConf().getActivationFn() instanceof ActivationIdentity;
     }
 
     @Override
     public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
         assertInputSet(true);
-        Fwd f = forward(true, mgr);
+        Fwd f = cache.take(input);
+        if (f == null) {
+            f = forward(true, mgr);
+        }
         CausalSelfAttentionLayer c = layerConf();
         long n = c.getNOut(), h = c.getNHeads(), d = n / h;
-        INDArray eps2 = epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', f.b * f.t, n);
-        INDArray delta = c.getActivationFn().backprop(f.z2.dup(), eps2).getFirst();
+        INDArray eps2 = toRows(epsilon);
+        INDArray delta = identity() ? eps2 : c.getActivationFn().backprop(f.z2.dup(), eps2).getFirst();
         INDArray dO2 = backLinear("o", f.o2, delta);
         INDArray dOut = heads(dO2.dup('c'), f.b, f.t, h, d);
         INDArray dq, dk, dv;
@@ -165,7 +209,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         INDArray dx2 = backLinear("q", f.x2, rows(dq, f.b, f.t, n));
         dx2.addi(backLinear("k", f.x2, rows(dk, f.b, f.t, n)));
         dx2.addi(backLinear("v", f.x2, rows(dv, f.b, f.t, n)));
-        INDArray eps = dx2.dup('c').reshape('c', f.b, f.t, c.getNIn()).permute(0, 2, 1).dup('f');
+        INDArray eps = fromRows(dx2, f.b, f.t);
         Gradient ret = new DefaultGradient();
         for (String key : conf.variables()) {
             if (key.startsWith("M")) gradientViews.get(key).assign(0);

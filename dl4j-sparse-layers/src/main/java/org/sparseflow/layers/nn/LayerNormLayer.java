@@ -3,6 +3,7 @@ package org.sparseflow.layers.nn;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
@@ -19,12 +20,14 @@ import java.util.Objects;
 /**
  * Layer normalisation over the feature dimension (Ba et al. 2016, arXiv 1607.06450), which DL4J M2.1 only
  * offers fused into DenseLayer: y = g o (x - mean) / sqrt(var + eps) + b, per example and time step.
- * Input [minibatch, n] or recurrent [minibatch, n, T] (NCW); output has the input's shape. Params "g"
+ * Input [minibatch, n] or recurrent [minibatch, n, T] (NCW, the default) or [minibatch, T, n] ({@code dataFormat(NWC)},
+ * taken from a recurrent input type when one is set); output has the input's shape. Params "g"
  * (gain, initialised to 1) and "b" (bias, biasInit), both [1, n]; both use the bias regularization.
  */
 public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerConf {
 
     private double eps = 1e-5;
+    private RNNFormat dataFormat = RNNFormat.NCW;
 
     /** Jackson. */
     public LayerNormLayer() {
@@ -33,6 +36,7 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
     protected LayerNormLayer(Builder b) {
         super(b);
         this.eps = b.eps;
+        this.dataFormat = b.dataFormat;
         if (nIn > 0) nOut = nIn;
         initializeConstraints(b);
     }
@@ -75,6 +79,9 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
             nIn = inputType.getType() == InputType.Type.RNN ? ((InputType.InputTypeRecurrent) inputType).getSize()
                     : ((InputType.InputTypeFeedForward) inputType).getSize();
         }
+        if (inputType.getType() == InputType.Type.RNN) {
+            dataFormat = ((InputType.InputTypeRecurrent) inputType).getFormat();
+        }
         nOut = nIn;
     }
 
@@ -103,26 +110,36 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
         this.eps = eps;
     }
 
+    /** Layout of recurrent input: NCW [minibatch, n, T] or NWC [minibatch, T, n]. */
+    public RNNFormat getDataFormat() {
+        return dataFormat;
+    }
+
+    public void setDataFormat(RNNFormat dataFormat) {
+        this.dataFormat = dataFormat;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof LayerNormLayer) || !super.equals(o)) return false;
-        return Double.compare(eps, ((LayerNormLayer) o).eps) == 0;
+        return Double.compare(eps, ((LayerNormLayer) o).eps) == 0 && dataFormat == ((LayerNormLayer) o).dataFormat;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(super.hashCode(), eps);
+        return Objects.hash(super.hashCode(), eps, dataFormat);
     }
 
     @Override
     public String toString() {
-        return "LayerNormLayer(name=" + getLayerName() + ", n=" + nIn + ", eps=" + eps + ")";
+        return "LayerNormLayer(name=" + getLayerName() + ", n=" + nIn + ", eps=" + eps + ", dataFormat=" + dataFormat + ")";
     }
 
     /** Builder; nIn may come from setInputType. nOut always equals nIn. */
     public static class Builder extends FeedForwardLayer.Builder<Builder> {
         private double eps = 1e-5;
+        private RNNFormat dataFormat = RNNFormat.NCW;
 
         public Builder() {
             this.activationFn = new ActivationIdentity();
@@ -131,6 +148,16 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
         /** Added to the variance for numerical stability; > 0. */
         public Builder eps(double eps) {
             this.eps = eps;
+            return this;
+        }
+
+        /** Layout of recurrent input: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
+        public Builder dataFormat(RNNFormat dataFormat) {
+            if (dataFormat == null) {
+                throw new IllegalArgumentException(LayerValidation.where(layerName) + "dataFormat = null is not allowed; "
+                        + "allowed: NCW, NWC");
+            }
+            this.dataFormat = dataFormat;
             return this;
         }
 

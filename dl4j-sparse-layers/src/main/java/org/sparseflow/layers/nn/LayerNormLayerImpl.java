@@ -1,6 +1,7 @@
 package org.sparseflow.layers.nn;
 
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.layers.BaseLayer;
@@ -28,16 +29,20 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
      * full-size temporaries per call; on the gpt-mini step those copies were ~14% of a block-sparse training step.
      */
 
-    /** Element access to a rank-2 [N, n] or rank-3 [B, n, T] array: base offset and strides, data as doubles. */
-    private record View(double[] data, long base, long sB, long sC, long sT, int nB, int nC, int nT) {
-        int idx(int b, int c, int t) {
-            return (int) (base + b * sB + c * sC + t * sT);
+    /**
+     * The elements of the input as doubles in a canonical order, so every kernel loop below runs over contiguous
+     * memory and the JIT can vectorise it: NCW [B, n, T] as [b][c][t] (t fastest; {@code rows = false}), and
+     * rows [N, n] or NWC [B, T, n] as [b][t][c] (features fastest; {@code rows = true}, N = nB * nT).
+     */
+    private record View(double[] data, int nB, int nC, int nT, boolean rows) {
+        int rowCount() {
+            return nB * nT;
         }
     }
 
     // Per-thread buffers, reused across calls: the arrays are 1-2 MB at gpt-mini size, and fresh ones per call were
     // G1 "humongous" allocations (a young GC every ~0.5 s in a training loop).
-    private static final ThreadLocal<double[][]> BUFFERS = ThreadLocal.withInitial(() -> new double[3][0]);
+    private static final ThreadLocal<double[][]> BUFFERS = ThreadLocal.withInitial(() -> new double[4][0]);
     private static final ThreadLocal<float[][]> FLOATS = ThreadLocal.withInitial(() -> new float[1][0]);
 
     private static double[] buffer(int slot, int n) {
@@ -52,29 +57,62 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         return f[0];
     }
 
-    /** The elements of {@code a} (any order, strides, view offset) copied into buffer {@code slot}. */
-    private static View load(INDArray a, int slot) {
+    /** The elements of {@code a} (any order, strides, view offset) copied in canonical order into buffer {@code slot}. */
+    private static View load(INDArray a, int slot, boolean nwc) {
         if (a.dataType() != DataType.DOUBLE && a.dataType() != DataType.FLOAT) {
-            return load(a.castTo(DataType.FLOAT), slot);
+            return load(a.castTo(DataType.FLOAT), slot, nwc);
         }
         long[] st = a.stride();
         boolean r3 = a.rank() == 3;
-        int nB = (int) a.size(0), nC = (int) a.size(1), nT = r3 ? (int) a.size(2) : 1;
-        long sT = r3 ? st[2] : 0;
-        int span = (int) (1 + (nB - 1) * st[0] + (nC - 1) * st[1] + (nT - 1) * sT);
-        double[] d = buffer(slot, span);
+        boolean rows = !r3 || nwc;
+        int nB = (int) a.size(0);
+        // (b, c, t) sizes and strides whatever the layout: rank 2 is [N, n] with T = 1, NWC is [B, T, n]
+        int nC = (int) a.size(rows && r3 ? 2 : 1), nT = r3 ? (int) a.size(rows ? 1 : 2) : 1;
+        int sB = (int) st[0], sC = (int) st[rows && r3 ? 2 : 1], sT = r3 ? (int) st[rows ? 1 : 2] : 0;
+        int n = nB * nC * nT;
+        int span = 1 + (nB - 1) * sB + (nC - 1) * sC + (nT - 1) * sT;
+        double[] d = buffer(slot, n);
         long addr = NativeAddress.of(a);
+        boolean canonical = rows ? sC == 1 && (nT == 1 || sT == nC) && (nB == 1 || sB == nC * nT)
+                : sT == 1 && sC == nT && (nB == 1 || sB == nC * nT);
         if (a.dataType() == DataType.DOUBLE) {
-            new DoublePointer() { { address = addr; } }.get(d, 0, span);
+            if (canonical) {
+                new DoublePointer() { { address = addr; } }.get(d, 0, n);
+                return new View(d, nB, nC, nT, rows);
+            }
+            double[] raw = buffer(3, span);
+            new DoublePointer() { { address = addr; } }.get(raw, 0, span);
+            gather(raw, null, d, nB, nC, nT, sB, sC, sT, rows);
         } else {
             float[] f = floats(span);
             new FloatPointer() { { address = addr; } }.get(f, 0, span);
-            for (int i = 0; i < span; i++) d[i] = f[i];
+            if (canonical) {
+                for (int i = 0; i < n; i++) d[i] = f[i];
+            } else {
+                gather(null, f, d, nB, nC, nT, sB, sC, sT, rows);
+            }
         }
-        return new View(d, 0, st[0], st[1], sT, nB, nC, nT);
+        return new View(d, nB, nC, nT, rows);
     }
 
-    /** New 'c' array shaped as the input (current workspace) holding {@code values} laid out [b][c][t]. */
+    /** Strided (double or float) source into canonical doubles: [b][c][t], or [b][t][c] when {@code rows}. */
+    private static void gather(double[] dsrc, float[] fsrc, double[] out, int nB, int nC, int nT, int sB, int sC, int sT,
+                               boolean rows) {
+        for (int b = 0; b < nB; b++) {
+            for (int i = 0; i < (rows ? nT : nC); i++) {
+                // inner loop over c (rows) or t (NCW)
+                int src = b * sB + (rows ? i * sT : i * sC), o = (b * (rows ? nT : nC) + i) * (rows ? nC : nT);
+                int len = rows ? nC : nT, step = rows ? sC : sT;
+                if (dsrc != null) {
+                    for (int j = 0; j < len; j++) out[o + j] = dsrc[src + j * step];
+                } else {
+                    for (int j = 0; j < len; j++) out[o + j] = fsrc[src + j * step];
+                }
+            }
+        }
+    }
+
+    /** New 'c' array shaped as the input (current workspace) holding {@code values} in the View's canonical order. */
     private INDArray create(double[] values) {
         INDArray out = Nd4j.createUninitialized(dataType, input.shape(), 'c');
         int n = (int) out.length();
@@ -93,19 +131,26 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
 
     /** Per-(b, t) mean and 1/sqrt(var + eps) of x over the features: [b * nT + t]. */
     private void stats(View x, double[] mean, double[] inv) {
+        if (x.rows) {
+            statsRows(x, mean, inv);
+            return;
+        }
         int nB = x.nB, nC = x.nC, nT = x.nT;
+        double[] xd = x.data;
         double eps = layerConf().getEps();
         java.util.Arrays.fill(mean, 0);
         java.util.Arrays.fill(inv, 0);
         for (int b = 0; b < nB; b++) {
             int r = b * nT;
             for (int c = 0; c < nC; c++) {
-                for (int t = 0; t < nT; t++) mean[r + t] += x.data[x.idx(b, c, t)];
+                int o = (b * nC + c) * nT;
+                for (int t = 0; t < nT; t++) mean[r + t] += xd[o + t];
             }
             for (int t = 0; t < nT; t++) mean[r + t] /= nC;
             for (int c = 0; c < nC; c++) {
+                int o = (b * nC + c) * nT;
                 for (int t = 0; t < nT; t++) {
-                    double d = x.data[x.idx(b, c, t)] - mean[r + t];
+                    double d = xd[o + t] - mean[r + t];
                     inv[r + t] += d * d;
                 }
             }
@@ -113,14 +158,36 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         }
     }
 
+    private void statsRows(View x, double[] mean, double[] inv) {
+        int nR = x.rowCount(), nC = x.nC;
+        double[] xd = x.data;
+        double eps = layerConf().getEps();
+        for (int r = 0; r < nR; r++) {
+            int o = r * nC;
+            double s = 0;
+            for (int c = 0; c < nC; c++) s += xd[o + c];
+            double m = s / nC, v = 0;
+            for (int c = 0; c < nC; c++) {
+                double d = xd[o + c] - m;
+                v += d * d;
+            }
+            mean[r] = m;
+            inv[r] = 1.0 / Math.sqrt(v / nC + eps);
+        }
+    }
+
+    private boolean nwc() {
+        return layerConf().getDataFormat() == RNNFormat.NWC;
+    }
+
     private View checkedInput() {
         long n = layerConf().getNIn();
-        if ((input.rank() != 2 && input.rank() != 3) || input.size(1) != n) {
+        if ((input.rank() != 2 && input.rank() != 3) || input.size(input.rank() == 3 && nwc() ? 2 : 1) != n) {
             throw new IllegalArgumentException(LayerValidation.where(layerConf().getLayerName()) + "input shape = "
                     + java.util.Arrays.toString(input.shape()) + " is not allowed; allowed: [minibatch, " + n
-                    + "] or [minibatch, " + n + ", T]");
+                    + "] or " + (nwc() ? "[minibatch, T, " + n + "] (NWC)" : "[minibatch, " + n + ", T] (NCW)"));
         }
-        return load(input, 0);
+        return load(input, 0, nwc());
     }
 
     @Override
@@ -132,11 +199,21 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         stats(x, mean, inv);
         double[] g = getParam("g").toDoubleVector(), bb = getParam("b").toDoubleVector();
         double[] y = buffer(2, nB * nC * nT);
+        double[] xd = x.data;
+        if (x.rows) {
+            for (int r = 0; r < x.rowCount(); r++) {
+                int o = r * nC;
+                double m = mean[r], iv = inv[r];
+                for (int c = 0; c < nC; c++) y[o + c] = g[c] * (xd[o + c] - m) * iv + bb[c];
+            }
+            return mgr.leverageTo(ArrayType.ACTIVATIONS, create(y));
+        }
         for (int b = 0; b < nB; b++) {
             for (int c = 0; c < nC; c++) {
                 int o = (b * nC + c) * nT, r = b * nT;
+                double gc = g[c], bc = bb[c];
                 for (int t = 0; t < nT; t++) {
-                    y[o + t] = g[c] * (x.data[x.idx(b, c, t)] - mean[r + t]) * inv[r + t] + bb[c];
+                    y[o + t] = gc * (xd[o + t] - mean[r + t]) * inv[r + t] + bc;
                 }
             }
         }
@@ -152,39 +229,18 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
                     + java.util.Arrays.toString(epsilon.shape()) + " is not allowed; allowed: the input shape "
                     + java.util.Arrays.toString(input.shape()));
         }
-        View dy = load(epsilon, 1);
+        View dy = load(epsilon, 1, nwc());
         int nB = x.nB, nC = x.nC, nT = x.nT;
         double[] mean = new double[nB * nT], inv = new double[nB * nT];
         stats(x, mean, inv);
         double[] g = getParam("g").toDoubleVector();
         double[] dg = new double[nC], db = new double[nC];
         // dx = inv / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat o xhat)), dxhat = dy o g, sums over features
-        double[] sumD = new double[nB * nT], sumDX = new double[nB * nT];
-        for (int b = 0; b < nB; b++) {
-            int r = b * nT;
-            for (int c = 0; c < nC; c++) {
-                for (int t = 0; t < nT; t++) {
-                    double d = dy.data[dy.idx(b, c, t)];
-                    double xhat = (x.data[x.idx(b, c, t)] - mean[r + t]) * inv[r + t];
-                    dg[c] += d * xhat;
-                    db[c] += d;
-                    double dxhat = d * g[c];
-                    sumD[r + t] += dxhat;
-                    sumDX[r + t] += dxhat * xhat;
-                }
-            }
-        }
         double[] dx = buffer(2, nB * nC * nT);
-        for (int b = 0; b < nB; b++) {
-            int r = b * nT;
-            for (int c = 0; c < nC; c++) {
-                int o = (b * nC + c) * nT;
-                for (int t = 0; t < nT; t++) {
-                    double xhat = (x.data[x.idx(b, c, t)] - mean[r + t]) * inv[r + t];
-                    double dxhat = dy.data[dy.idx(b, c, t)] * g[c];
-                    dx[o + t] = inv[r + t] / nC * (nC * dxhat - sumD[r + t] - xhat * sumDX[r + t]);
-                }
-            }
+        if (x.rows) {
+            backwardRows(x, dy, mean, inv, g, dg, db, dx);
+        } else {
+            backwardNcw(x, dy, mean, inv, g, dg, db, dx);
         }
         gradientViews.get("g").assign(Nd4j.createFromArray(dg).castTo(dataType).reshape(gradientViews.get("g").shape()));
         gradientViews.get("b").assign(Nd4j.createFromArray(db).castTo(dataType).reshape(gradientViews.get("b").shape()));
@@ -192,6 +248,77 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         grad.gradientForVariable().put("g", gradientViews.get("g"));
         grad.gradientForVariable().put("b", gradientViews.get("b"));
         return new Pair<>(grad, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, create(dx)));
+    }
+
+    /** Rows [r][c]: per row, xhat and the two feature sums, then dx; dg and db accumulate across rows per feature. */
+    private static void backwardRows(View x, View dy, double[] mean, double[] inv, double[] g, double[] dg, double[] db,
+                                     double[] dx) {
+        int nR = x.rowCount(), nC = x.nC;
+        double[] xd = x.data, dyd = dy.data;
+        for (int r = 0; r < nR; r++) {
+            int o = r * nC;
+            double m = mean[r], iv = inv[r], sumD = 0, sumDX = 0;
+            for (int c = 0; c < nC; c++) {
+                double d = dyd[o + c], xhat = (xd[o + c] - m) * iv;
+                xd[o + c] = xhat;
+                dg[c] += d * xhat;
+                db[c] += d;
+                double dxhat = d * g[c];
+                sumD += dxhat;
+                sumDX += dxhat * xhat;
+            }
+            double k = iv / nC;
+            for (int c = 0; c < nC; c++) {
+                dx[o + c] = k * (nC * dyd[o + c] * g[c] - sumD - xd[o + c] * sumDX);
+            }
+        }
+    }
+
+    /**
+     * NCW [b][c][t]: loops over t innermost (contiguous). Pass 1 stores xhat in place of x and the per-feature
+     * partial sums per t (vectorisable, no scalar reduction in the inner loop); pass 2 writes dx.
+     */
+    private static void backwardNcw(View x, View dy, double[] mean, double[] inv, double[] g, double[] dg, double[] db,
+                                    double[] dx) {
+        int nB = x.nB, nC = x.nC, nT = x.nT;
+        double[] sumD = new double[nB * nT], sumDX = new double[nB * nT];
+        double[] accG = new double[nT], accB = new double[nT];
+        double[] xd = x.data, dyd = dy.data;
+        for (int c = 0; c < nC; c++) {
+            java.util.Arrays.fill(accG, 0);
+            java.util.Arrays.fill(accB, 0);
+            double gc = g[c];
+            for (int b = 0; b < nB; b++) {
+                int r = b * nT, o = (b * nC + c) * nT;
+                for (int t = 0; t < nT; t++) {
+                    double d = dyd[o + t];
+                    double xhat = (xd[o + t] - mean[r + t]) * inv[r + t];
+                    xd[o + t] = xhat;
+                    accG[t] += d * xhat;
+                    accB[t] += d;
+                    double dxhat = d * gc;
+                    sumD[r + t] += dxhat;
+                    sumDX[r + t] += dxhat * xhat;
+                }
+            }
+            double sg = 0, sb = 0;
+            for (int t = 0; t < nT; t++) {
+                sg += accG[t];
+                sb += accB[t];
+            }
+            dg[c] = sg;
+            db[c] = sb;
+        }
+        for (int b = 0; b < nB; b++) {
+            int r = b * nT;
+            for (int c = 0; c < nC; c++) {
+                int o = (b * nC + c) * nT;
+                double gc = g[c];
+                for (int t = 0; t < nT; t++) {
+                    dx[o + t] = inv[r + t] / nC * (nC * dyd[o + t] * gc - sumD[r + t] - xd[o + t] * sumDX[r + t]);
+                }
+            }
+        }
     }
 
     @Override

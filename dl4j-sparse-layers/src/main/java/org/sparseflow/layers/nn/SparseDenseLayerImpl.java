@@ -8,7 +8,9 @@ import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 
 import java.util.List;
 
@@ -16,6 +18,10 @@ import java.util.List;
 public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements SparseWeightLayer {
 
     private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
+    /** Pre-activation z of the training forward pass (and gelu(z) when GeluKernels apply, else null), for backprop. */
+    private record Fwd(INDArray z, INDArray gelu) { }
+
+    private final ForwardCache<Fwd> cache = new ForwardCache<>();
 
     public SparseDenseLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
         super(conf, dataType);
@@ -56,27 +62,52 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
 
     @Override
     public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-        INDArray z = preOutput(training, mgr);
-        INDArray a = layerConf().getActivationFn().getActivation(z, training);
-        if (maskArray != null && input.rank() == 2) applyMask(a);
-        return mgr.leverageTo(ArrayType.ACTIVATIONS, toInputLayout(a));
+        cache.clear();
+        assertInputSet(false);
+        applyDropOutIfNecessary(training, mgr);   // before the borrowed scope: dropout borrows the same workspace
+        INDArray a;
+        try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
+            INDArray z = preOutput(training, mgr);
+            if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
+                INDArray gelu = GeluKernels.forward(z);
+                cache.put(input, new Fwd(z, gelu));
+                // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
+                a = gelu.dup();
+            } else if (ws != null) {
+                cache.put(input, new Fwd(z, null));
+                a = layerConf().getActivationFn().getActivation(z.dup(), training);   // activations work in place
+            } else {
+                a = layerConf().getActivationFn().getActivation(z, training);
+            }
+            if (maskArray != null && input.rank() == 2) applyMask(a);
+            a = toInputLayout(a);
+        }
+        return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
     }
 
     @Override
     public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
         assertInputSet(true);
-        INDArray z = preOutput(true, mgr);
+        Fwd f = cache.take(input);
+        INDArray z = f != null ? f.z() : preOutput(true, mgr);
         INDArray eps = epsilon.rank() == 3
                 ? epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', z.size(0), z.size(1)) : epsilon;
         // z's order depends on the path (block kernels: row-major, ND4J's masked mmul: column-major); an epsilon in
         // the other order sends ND4J's element-wise activation backprop down its slow mixed-order path (measured:
         // GELU backprop 3x slower), so match the orders first
         if (eps.ordering() != z.ordering()) eps = eps.dup(z.ordering());
-        INDArray delta = layerConf().getActivationFn().backprop(z, eps).getFirst();
+        boolean fused = f != null && f.gelu() != null && maskArray == null;
+        double[] biasGrad = fused && layerConf().hasBias() ? new double[(int) z.size(1)] : null;
+        INDArray delta = fused ? GeluKernels.backward(z, f.gelu(), eps, biasGrad)
+                : layerConf().getActivationFn().backprop(z, eps).getFirst();
         if (maskArray != null && input.rank() == 2) applyMask(delta);
         INDArray dx = SparseKernels.linearBackward(inputRows(), getParam("W"), mask(), delta,
-                gradientViews.get("W"), layerConf().hasBias() ? gradientViews.get("b") : null,
+                gradientViews.get("W"), layerConf().hasBias() && biasGrad == null ? gradientViews.get("b") : null,
                 masked.denseBuffer("W", getParam("W")));
+        if (biasGrad != null) {   // summed by the fused GELU backward pass
+            INDArray b = gradientViews.get("b");
+            b.assign(Nd4j.createFromArray(biasGrad).castTo(b.dataType()).reshape(b.shape()));
+        }
         gradientViews.get("M").assign(0);
         Gradient g = new DefaultGradient();
         for (String k : conf.variables()) g.gradientForVariable().put(k, gradientViews.get(k));

@@ -3,6 +3,7 @@ package org.sparseflow.layers.nn;
 import org.deeplearning4j.gradientcheck.GradientCheckUtil;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
@@ -37,8 +38,13 @@ class LayerNormLayerTest {
     }
 
     static MultiLayerNetwork recurrentNet() {
-        return net(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3).build(),
-                InputType.recurrent(5, 4));
+        return recurrentNet(RNNFormat.NCW);
+    }
+
+    /** The layer takes its layout from the recurrent input type. */
+    static MultiLayerNetwork recurrentNet(RNNFormat format) {
+        return net(new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE).activation(Activation.IDENTITY).nOut(3)
+                .dataFormat(format).build(), InputType.recurrent(5, 4, format));
     }
 
     /** LayerNorm over 5 features with fixed gain and bias, then {@code out}. */
@@ -110,15 +116,41 @@ class LayerNormLayerTest {
                 .input(Nd4j.rand(DataType.DOUBLE, 3, 5, 4)).labels(Nd4j.rand(DataType.DOUBLE, 3, 3, 4))));
     }
 
+    /** NWC [B, T, n] in any memory order gives the NCW result transposed; the layer learned NWC from the input type. */
+    @Test
+    void nwcInputMatchesNcw() {
+        MultiLayerNetwork ncw = recurrentNet(RNNFormat.NCW), nwc = recurrentNet(RNNFormat.NWC);
+        assertEquals(RNNFormat.NWC, ((LayerNormLayer) nwc.getLayer(0).conf().getLayer()).getDataFormat());
+        Nd4j.getRandom().setSeed(6);
+        INDArray base = Nd4j.rand(DataType.DOUBLE, 2, 5, 4).muli(4).subi(2);
+        INDArray expected = ncw.feedForward(base).get(1).permute(0, 2, 1);
+        INDArray t = base.permute(0, 2, 1);
+        for (INDArray x : new INDArray[]{t.dup('c'), t.dup('f'), t}) {
+            INDArray y = nwc.feedForward(x).get(1);
+            assertArrayEquals(new long[]{2, 4, 5}, y.shape());
+            assertTrue(expected.equalsWithEps(y, 1e-12), "layout " + x.ordering() + " view=" + x.isView());
+        }
+    }
+
+    @Test
+    void gradientCheckNwc() {
+        Nd4j.getRandom().setSeed(7);
+        assertTrue(GradientCheckUtil.checkGradients(new GradientCheckUtil.MLNConfig().net(recurrentNet(RNNFormat.NWC))
+                .input(Nd4j.rand(DataType.DOUBLE, 3, 4, 5)).labels(Nd4j.rand(DataType.DOUBLE, 3, 4, 3))));
+    }
+
     @Test
     void badConfig() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new LayerNormLayer.Builder().eps(0).build());
         assertTrue(e.getMessage().contains("eps") && e.getMessage().contains("0.0") && e.getMessage().contains("> 0"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> new LayerNormLayer.Builder().nIn(4).nOut(5).build());
         assertTrue(e.getMessage().contains("nOut") && e.getMessage().contains("5"), e.getMessage());
-        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().list().layer(new LayerNormLayer.Builder().nIn(8).build())
-                .build();
+        e = assertThrows(IllegalArgumentException.class, () -> new LayerNormLayer.Builder().dataFormat(null));
+        assertTrue(e.getMessage().contains("dataFormat") && e.getMessage().contains("NWC"), e.getMessage());
+        MultiLayerConfiguration c = new NeuralNetConfiguration.Builder().list().layer(new LayerNormLayer.Builder().nIn(8)
+                .dataFormat(RNNFormat.NWC).build()).build();
         assertEquals(c, MultiLayerConfiguration.fromJson(c.toJson()));
         assertEquals(c, MultiLayerConfiguration.fromYaml(c.toYaml()));
+        assertNotEquals(c, new NeuralNetConfiguration.Builder().list().layer(new LayerNormLayer.Builder().nIn(8).build()).build());
     }
 }

@@ -28,17 +28,21 @@ import org.sparseflow.layers.nn.LayerNormLayer;
  *
  * <p>Inputs: {@value #TOKENS} [B, T] token ids and {@value #POSITIONS} [B, T] position ids 0..T-1 (both float;
  * the position embedding is a second EmbeddingSequenceLayer because DL4J has no learned-bias layer over time).
- * Activations are recurrent NCW [B, C, T]. Blocks are pre-LN: {@code x += attn(ln1(x)); x += proj(gelu(fc(ln2(x))))};
- * the MLP dense layers are wrapped in {@link TimeDistributed} (applied at every step; a PreprocessorVertex
+ * Activations are recurrent, NWC [B, T, C] by default ({@link #DEFAULT_FORMAT}; NCW [B, C, T] on request). NWC is
+ * the transformer's natural layout: projections, layer norms and the TimeDistributed MLP read and write rows
+ * [B*T, C] without transposes (with NCW, layout copies were ~10-15% of a gpt-mini training step).
+ * Blocks are pre-LN: {@code x += attn(ln1(x)); x += proj(gelu(fc(ln2(x))))}; the MLP dense layers are wrapped in {@link TimeDistributed} (applied at every step; a PreprocessorVertex
  * FF->RNN would take the minibatch size from the last labels, which breaks inference at another batch size). Output: an
- * {@link RnnOutputLayer} (softmax, MCXENT) with one-hot labels [B, V, T]. Vertex names: {@code wte, wpe, emb,
- * h<i>_ln1, h<i>_attn, h<i>_res1, h<i>_ln2, h<i>_fc, h<i>_proj, h<i>_res2, ln_f, lm_head}.
+ * {@link RnnOutputLayer} (softmax, MCXENT) with one-hot labels [B, T, V] (NWC) or [B, V, T] (NCW). Vertex names:
+ * {@code wte, wpe, emb, h<i>_ln1, h<i>_attn, h<i>_res1, h<i>_ln2, h<i>_fc, h<i>_proj, h<i>_res2, ln_f, lm_head}.
  * The head is always untied (stock DL4J layers cannot share weights).
  */
 public final class ComputationGraphGpt {
     public static final String TOKENS = "tokens";
     public static final String POSITIONS = "positions";
     public static final String OUTPUT = "lm_head";
+    /** Activation layout of {@link #configuration(GptConfig, IUpdater, double, int)} and {@link #batch(int[][], int)}. */
+    public static final RNNFormat DEFAULT_FORMAT = RNNFormat.NWC;
 
     private ComputationGraphGpt() { }
 
@@ -58,6 +62,15 @@ public final class ComputationGraphGpt {
      */
     public static ComputationGraphConfiguration configuration(GptConfig c, IUpdater updater, double weightDecay,
                                                              int attentionBlockSize) {
+        return configuration(c, updater, weightDecay, attentionBlockSize, DEFAULT_FORMAT);
+    }
+
+    /** As {@link #configuration(GptConfig, IUpdater, double, int)} with the activation layout {@code format}. */
+    public static ComputationGraphConfiguration configuration(GptConfig c, IUpdater updater, double weightDecay,
+                                                             int attentionBlockSize, RNNFormat format) {
+        if (format == null) {
+            throw new IllegalArgumentException("format = null is not allowed; allowed: NWC, NCW");
+        }
         if (!(weightDecay >= 0.0)) {
             throw new IllegalArgumentException("weightDecay = " + weightDecay + " is not allowed; allowed: >= 0");
         }
@@ -82,28 +95,28 @@ public final class ComputationGraphGpt {
         ComputationGraphConfiguration.GraphBuilder g = nn.graphBuilder()
                 .addInputs(TOKENS, POSITIONS)
                 .addLayer("wte", new EmbeddingSequenceLayer.Builder().nIn(v).nOut(C).inputLength(t).hasBias(false)
-                        .outputDataFormat(RNNFormat.NCW).build(), TOKENS)
+                        .outputDataFormat(format).build(), TOKENS)
                 .addLayer("wpe", new EmbeddingSequenceLayer.Builder().nIn(t).nOut(C).inputLength(t).hasBias(false)
-                        .outputDataFormat(RNNFormat.NCW).build(), POSITIONS)
+                        .outputDataFormat(format).build(), POSITIONS)
                 .addVertex("emb", new ElementWiseVertex(ElementWiseVertex.Op.Add), "wte", "wpe");
         String x = "emb";
         for (int l = 0; l < c.layers(); l++) {
             String p = "h" + l + "_";
-            g.addLayer(p + "ln1", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), x)
+            g.addLayer(p + "ln1", new LayerNormLayer.Builder().nIn(C).nOut(C).dataFormat(format).build(), x)
              .addLayer(p + "attn", new CausalSelfAttentionLayer.Builder().nIn(C).nOut(C).nHeads(c.heads())
-                     .attentionPattern("dense").blockSize(attentionBlockSize).build(), p + "ln1")
+                     .attentionPattern("dense").blockSize(attentionBlockSize).dataFormat(format).build(), p + "ln1")
              .addVertex(p + "res1", new ElementWiseVertex(ElementWiseVertex.Op.Add), x, p + "attn")
-             .addLayer(p + "ln2", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), p + "res1")
+             .addLayer(p + "ln2", new LayerNormLayer.Builder().nIn(C).nOut(C).dataFormat(format).build(), p + "res1")
              .addLayer(p + "fc", new TimeDistributed(new DenseLayer.Builder().nIn(C).nOut(4L * C)
-                     .activation(Activation.GELU).build(), RNNFormat.NCW), p + "ln2")
+                     .activation(Activation.GELU).build(), format), p + "ln2")
              .addLayer(p + "proj", new TimeDistributed(new DenseLayer.Builder().nIn(4L * C).nOut(C)
-                     .activation(Activation.IDENTITY).weightInit(new NormalDistribution(0, projStd)).build(), RNNFormat.NCW), p + "fc")
+                     .activation(Activation.IDENTITY).weightInit(new NormalDistribution(0, projStd)).build(), format), p + "fc")
              .addVertex(p + "res2", new ElementWiseVertex(ElementWiseVertex.Op.Add), p + "res1", p + "proj");
             x = p + "res2";
         }
-        g.addLayer("ln_f", new LayerNormLayer.Builder().nIn(C).nOut(C).build(), x)
+        g.addLayer("ln_f", new LayerNormLayer.Builder().nIn(C).nOut(C).dataFormat(format).build(), x)
          .addLayer(OUTPUT, new RnnOutputLayer.Builder(LossFunctions.LossFunction.MCXENT).nIn(C).nOut(v)
-                 .activation(Activation.SOFTMAX).dataFormat(RNNFormat.NCW).build(), "ln_f")
+                 .activation(Activation.SOFTMAX).dataFormat(format).build(), "ln_f")
          .setOutputs(OUTPUT);
         return g.build();
     }
@@ -121,18 +134,29 @@ public final class ComputationGraphGpt {
         return row.repeat(0, batch);
     }
 
+    /** Axis of the vocabulary in labels and output for an activation layout: 2 for NWC [B, T, V], 1 for NCW [B, V, T]. */
+    public static int vocabAxis(RNNFormat format) {
+        return format == RNNFormat.NWC ? 2 : 1;
+    }
+
+    /** {@link #batch(int[][], int, RNNFormat)} in the {@link #DEFAULT_FORMAT}. */
+    public static MultiDataSet batch(int[][] windows, int vocab) {
+        return batch(windows, vocab, DEFAULT_FORMAT);
+    }
+
     /**
      * A training batch from windows int[batch][T + 1]: features (tokens 0..T-1, positions), labels one-hot
-     * next tokens [B, V, T].
+     * next tokens, [B, T, V] for NWC or [B, V, T] for NCW.
      */
-    public static MultiDataSet batch(int[][] windows, int vocab) {
+    public static MultiDataSet batch(int[][] windows, int vocab, RNNFormat format) {
         int b = windows.length, t = windows[0].length - 1;
+        boolean nwc = format == RNNFormat.NWC;
         INDArray tokens = Nd4j.zeros(DataType.FLOAT, b, t);
-        INDArray labels = Nd4j.zeros(DataType.FLOAT, b, vocab, t);
+        INDArray labels = nwc ? Nd4j.zeros(DataType.FLOAT, b, t, vocab) : Nd4j.zeros(DataType.FLOAT, b, vocab, t);
         for (int i = 0; i < b; i++) {
             for (int j = 0; j < t; j++) {
                 tokens.putScalar(i, j, windows[i][j]);
-                labels.putScalar(new long[]{i, windows[i][j + 1], j}, 1.0);
+                labels.putScalar(nwc ? new long[]{i, j, windows[i][j + 1]} : new long[]{i, windows[i][j + 1], j}, 1.0);
             }
         }
         return new MultiDataSet(new INDArray[]{tokens, positions(b, t)}, new INDArray[]{labels});

@@ -436,8 +436,9 @@ public final class MstBenchmark {
         long n = 0;
         for (int[][] b : batches) {
             MultiDataSet ds = ComputationGraphGpt.batch(b, vocab);
-            INDArray p = net.output(false, ds.getFeatures())[0];                 // [B, V, T] softmax
-            INDArray picked = p.mul(ds.getLabels(0)).sum(1);                      // p(target) [B, T]
+            INDArray p = net.output(false, ds.getFeatures())[0];                 // softmax, labels' layout
+            INDArray picked = p.mul(ds.getLabels(0))
+                    .sum(ComputationGraphGpt.vocabAxis(ComputationGraphGpt.DEFAULT_FORMAT));   // p(target) [B, T]
             sum -= Transforms.log(picked, false).sumNumber().doubleValue();
             n += picked.length();
         }

@@ -1,5 +1,7 @@
 package org.sparseflow.ops.attention;
 
+import org.sparseflow.ops.RawPointers;
+
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
@@ -73,11 +75,11 @@ final class NativeGemm {
         int ta = transA ? openblas_nolapack.CblasTrans : openblas_nolapack.CblasNoTrans;
         int tb = transB ? openblas_nolapack.CblasTrans : openblas_nolapack.CblasNoTrans;
         if (dbl) {
-            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasRowMajor, ta, tb, m, n, k, alpha, dp(a), lda, dp(b),
-                    ldb, beta, dp(c), ldc);
+            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasRowMajor, ta, tb, m, n, k, alpha,
+                    RawPointers.doubleAt(0, a), lda, RawPointers.doubleAt(1, b), ldb, beta, RawPointers.doubleAt(2, c), ldc);
         } else {
-            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasRowMajor, ta, tb, m, n, k, (float) alpha, fp(a), lda,
-                    fp(b), ldb, (float) beta, fp(c), ldc);
+            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasRowMajor, ta, tb, m, n, k, (float) alpha,
+                    RawPointers.floatAt(0, a), lda, RawPointers.floatAt(1, b), ldb, (float) beta, RawPointers.floatAt(2, c), ldc);
         }
     }
 

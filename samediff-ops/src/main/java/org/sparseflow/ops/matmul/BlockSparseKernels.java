@@ -250,8 +250,8 @@ public final class BlockSparseKernels {
             return a.sumNumber().doubleValue();
         }
         Mat m = Mat.of(a.reshape(a.ordering(), a.length(), 1));   // same memory: handles view offsets as Mat.of does
-        return t == DataType.DOUBLE ? openblas_nolapack.cblas_dasum((int) a.length(), doubleAt(m), 1)
-                : openblas_nolapack.cblas_sasum((int) a.length(), floatAt(m), 1);
+        return t == DataType.DOUBLE ? openblas_nolapack.cblas_dasum((int) a.length(), doubleAt(m, 0), 1)
+                : openblas_nolapack.cblas_sasum((int) a.length(), floatAt(m, 0), 1);
     }
 
     /** Returns a, or a copy in 'f' order when a's strides cannot be handed to BLAS directly. */
@@ -395,23 +395,23 @@ public final class BlockSparseKernels {
         }
         long lines = col ? cols : rows, len = col ? rows : cols, ld = col ? c.cs : c.rs;
         if (lines == 1 || ld == len) {          // contiguous: one call
-            return c.isDouble ? openblas_nolapack.cblas_dasum((int) (lines * len), doubleAt(c), 1)
-                    : openblas_nolapack.cblas_sasum((int) (lines * len), floatAt(c), 1);
+            return c.isDouble ? openblas_nolapack.cblas_dasum((int) (lines * len), doubleAt(c, 0), 1)
+                    : openblas_nolapack.cblas_sasum((int) (lines * len), floatAt(c, 0), 1);
         }
         double s = 0;
         if (lines > len) {
             // many short lines (a row-major panel b columns wide): len strided calls across the lines instead
             for (long j = 0; j < len; j++) {
                 Mat across = col ? c.sub(j, 0) : c.sub(0, j);
-                s += c.isDouble ? openblas_nolapack.cblas_dasum((int) lines, doubleAt(across), (int) ld)
-                        : openblas_nolapack.cblas_sasum((int) lines, floatAt(across), (int) ld);
+                s += c.isDouble ? openblas_nolapack.cblas_dasum((int) lines, doubleAt(across, 0), (int) ld)
+                        : openblas_nolapack.cblas_sasum((int) lines, floatAt(across, 0), (int) ld);
             }
             return s;
         }
         for (long l = 0; l < lines; l++) {
             Mat line = col ? c.sub(0, l) : c.sub(l, 0);
-            s += c.isDouble ? openblas_nolapack.cblas_dasum((int) len, doubleAt(line), 1)
-                    : openblas_nolapack.cblas_sasum((int) len, floatAt(line), 1);
+            s += c.isDouble ? openblas_nolapack.cblas_dasum((int) len, doubleAt(line, 0), 1)
+                    : openblas_nolapack.cblas_sasum((int) len, floatAt(line, 0), 1);
         }
         return s;
     }
@@ -439,28 +439,18 @@ public final class BlockSparseKernels {
         int ldc = (int) Math.max(c.cs, Math.max(1, m));
         if (c.isDouble) {
             openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, alpha,
-                    doubleAt(a), lda, doubleAt(b), ldb, beta, doubleAt(c), ldc);
+                    doubleAt(a, 0), lda, doubleAt(b, 1), ldb, beta, doubleAt(c, 2), ldc);
         } else {
             openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, (float) alpha,
-                    floatAt(a), lda, floatAt(b), ldb, (float) beta, floatAt(c), ldc);
+                    floatAt(a, 0), lda, floatAt(b, 1), ldb, (float) beta, floatAt(c, 2), ldc);
         }
     }
 
-    private static FloatPointer floatAt(Mat a) {
-        final long addr = a.address + a.off * 4L;
-        return new FloatPointer() {
-            {
-                address = addr;
-            }
-        };
+    private static FloatPointer floatAt(Mat a, int slot) {
+        return org.sparseflow.ops.RawPointers.floatAt(slot, a.address + a.off * 4L);
     }
 
-    private static DoublePointer doubleAt(Mat a) {
-        final long addr = a.address + a.off * 8L;
-        return new DoublePointer() {
-            {
-                address = addr;
-            }
-        };
+    private static DoublePointer doubleAt(Mat a, int slot) {
+        return org.sparseflow.ops.RawPointers.doubleAt(slot, a.address + a.off * 8L);
     }
 }
