@@ -272,7 +272,11 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
             capturedGrads.clear();
         }
         for (Dl4jWeights.Binding b : dl4j) {
-            b.weight.muli(b.mask);
+            // SparseFlow layers re-mask their weights themselves (applyConstraints, which DL4J runs right after the
+            // listeners on every optimizer step); stock layers are masked here
+            if (b.maskParam == null) {
+                b.weight.muli(b.mask);
+            }
             b.requestDense(core.isTopologyStep(core.step()));
         }
         applyAttention();

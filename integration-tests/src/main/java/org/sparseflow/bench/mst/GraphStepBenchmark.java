@@ -1,5 +1,6 @@
 package org.sparseflow.bench.mst;
 
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
@@ -24,7 +25,7 @@ import java.util.Locale;
  * the kernels and layers, for profiling and for before/after comparisons of kernel work.
  * <pre>
  *   java -jar integration-tests/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity 0.885]
- *        [--attention local:16] [--variants dense,block16]
+ *        [--attention local:16] [--variants dense,block16] [--format nwc|ncw]
  * </pre>
  * Prints {@code RESULT graph-step <variant> median_ms=... min_ms=...} (the first 3 steps are warm-up and excluded)
  * and, with both variants, {@code RESULT graph-step speedup median=... min=...}.
@@ -39,6 +40,7 @@ public final class GraphStepBenchmark {
         double sparsity = 0.885;
         String attention = "local:16";
         List<String> variants = List.of("dense", "block16");
+        RNNFormat format = ComputationGraphGpt.DEFAULT_FORMAT;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             String v = i + 1 < args.length ? args[i + 1] : null;
@@ -47,8 +49,9 @@ public final class GraphStepBenchmark {
                 case "--sparsity" -> { sparsity = number(a, v, false); i++; }
                 case "--attention" -> { attention = need(a, v); i++; }
                 case "--variants" -> { variants = List.of(need(a, v).split(",")); i++; }
+                case "--format" -> { format = format(need(a, v)); i++; }
                 default -> throw new IllegalArgumentException("unknown option " + a
-                        + "; allowed: --steps N, --sparsity S, --attention PATTERN, --variants dense,block16");
+                        + "; allowed: --steps N, --sparsity S, --attention PATTERN, --variants dense,block16, --format nwc|ncw");
             }
         }
         if (steps < 5) {
@@ -65,7 +68,7 @@ public final class GraphStepBenchmark {
         double[] medians = new double[2];
         double[] mins = new double[2];
         for (String v : variants) {
-            double[] ms = run(v, steps, sparsity, attention);
+            double[] ms = run(v, steps, sparsity, attention, format);
             double[] tail = Arrays.copyOfRange(ms, 3, ms.length);
             Arrays.sort(tail);
             int k = v.equals("dense") ? 0 : 1;
@@ -73,12 +76,20 @@ public final class GraphStepBenchmark {
             mins[k] = tail[0];
             System.out.printf(Locale.ROOT, "RESULT graph-step %s steps=%d median_ms=%.1f min_ms=%.1f%s threads=%s%n", v,
                     steps, medians[k], mins[k], v.equals("dense") ? "" : " sparsity=" + sparsity + " attention=" + attention,
-                    System.getenv("OMP_NUM_THREADS"));
+                    System.getenv("OMP_NUM_THREADS") + " format=" + format);
         }
         if (variants.size() == 2) {
             System.out.printf(Locale.ROOT, "RESULT graph-step speedup median=%.2f min=%.2f%n", medians[0] / medians[1],
                     mins[0] / mins[1]);
         }
+    }
+
+    private static RNNFormat format(String text) {
+        return switch (text.toLowerCase(Locale.ROOT)) {
+            case "nwc" -> RNNFormat.NWC;
+            case "ncw" -> RNNFormat.NCW;
+            default -> throw new IllegalArgumentException("--format = " + text + " is not allowed; allowed: nwc, ncw");
+        };
     }
 
     private static String need(String option, String value) {
@@ -98,7 +109,7 @@ public final class GraphStepBenchmark {
     }
 
     /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
-    static double[] run(String variant, int steps, double sparsity, String attention) throws Exception {
+    static double[] run(String variant, int steps, double sparsity, String attention, RNNFormat format) throws Exception {
         Corpus corpus = Corpus.bundled();
         CharTokenizer tok = CharTokenizer.fit(corpus.text());
         TokenSplit split = TokenSplit.of(tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstBenchmark.CONTEXT);
@@ -106,7 +117,7 @@ public final class GraphStepBenchmark {
                 MstBenchmark.CONTEXT, MstBenchmark.SEED);
         boolean dense = variant.equals("dense");
         ComputationGraph net = new ComputationGraph(ComputationGraphGpt.configuration(c, new Adam(1e-3), 0.01,
-                dense ? c.context() : MstBenchmark.ATTENTION_BLOCK));
+                dense ? c.context() : MstBenchmark.ATTENTION_BLOCK, format));
         net.init();
         if (!dense) {
             SparsityConfig sc = MstBenchmark.graphSparsity("block16", sparsity);
@@ -116,7 +127,7 @@ public final class GraphStepBenchmark {
         BatchSampler sampler = new BatchSampler(split.train(), MstBenchmark.BATCH, c.context(), MstBenchmark.SEED);
         double[] ms = new double[steps];
         for (int s = 0; s < steps; s++) {
-            MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab());
+            MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);
             long t0 = System.nanoTime();
             net.fit(ds);
             ms[s] = (System.nanoTime() - t0) / 1e6;

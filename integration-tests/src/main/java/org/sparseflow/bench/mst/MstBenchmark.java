@@ -72,6 +72,19 @@ public final class MstBenchmark {
     private MstBenchmark() {
     }
 
+    static final String USAGE = String.join("\n",
+            "usage: mst [--quick | --steps N] [--variants dense,unstructured,block16] [--out DIR] [--lr X]",
+            "           [--eval-points N] [--flops-only] [--mst-config PRESET|FILE.yaml] [--reuse-dense | --wait-dense]",
+            "           [--model samediff|graph]",
+            "  --quick          300 steps instead of 2000",
+            "  --model graph    ComputationGraph GPT on the block-sparse layers (wall-clock savings are real);",
+            "                   samediff (default): SameDiff GPT with masked dense matmuls (FLOPs counted only)",
+            "  --mst-config     MST preset (mst, mst-local, rigl, set, gmp, static, dense) or a YAML/JSON file",
+            "  --lr             Adam learning rate; default 2e-3 (samediff), 1e-3 (graph)",
+            "  --reuse-dense    read the dense baseline from DIR instead of training it; --wait-dense: wait for it",
+            "  --flops-only     print the counted FLOP reduction of the schedule without training",
+            "Prints RESULT mst <variant> steps=.. val_loss=.. dense_val_loss=.. loss_gap_pct=.. flop_reduction=.. wall_speedup=..");
+
     /** Outcome of one training run. */
     record Run(String variant, double valLoss, double flops, double denseFlops, double trainSeconds,
                double overheadPct, double[][] lossVsFlops, List<UpdateRecord> records, MstConfig config) {
@@ -104,6 +117,10 @@ public final class MstBenchmark {
                     waitDense = true;
                 }
                 case "--model" -> model = args[++i];
+                case "--help", "-h" -> {
+                    System.out.println(USAGE);
+                    return;
+                }
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
                         + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only, "
                         + "--mst-config PRESET|FILE, --reuse-dense, --wait-dense, --model samediff|graph");

@@ -22,6 +22,20 @@ import static org.junit.jupiter.api.Assertions.*;
 class GraphMstBenchmarkTest {
 
     @Test
+    void helpPrintsUsageInsteadOfTraining() throws Exception {
+        java.io.PrintStream old = System.out;
+        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            MstBenchmark.main(new String[]{"--help"});
+        } finally {
+            System.setOut(old);
+        }
+        String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(out.startsWith("usage: mst") && out.contains("--model graph") && !out.contains("gpt-mini ("), out);
+    }
+
+    @Test
     void graphVariantCountsSparseFlopsForEveryBoundWeight(@TempDir Path dir) throws Exception {
         GptConfig g = new GptConfig(12, 1, 32, 2, 32, 5);
         Random r = new Random(3);

@@ -19,16 +19,20 @@ class GraphStepBenchmarkTest {
         assertTrue(e.getMessage().contains("'sparse'") && e.getMessage().contains("block16"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--steps", "ten"}));
         assertTrue(e.getMessage().contains("--steps = ten") && e.getMessage().contains("integer"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--format", "nhwc"}));
+        assertTrue(e.getMessage().contains("--format = nhwc") && e.getMessage().contains("ncw"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--fast"}));
         assertTrue(e.getMessage().contains("--fast"), e.getMessage());
     }
 
     @Test
     void blockSparseVariantTrainsAndTimesEveryStep() throws Exception {
-        double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16");
-        assertEquals(4, ms.length);
-        for (double m : ms) {
-            assertTrue(m > 0 && Double.isFinite(m), "step time " + m);
+        for (org.deeplearning4j.nn.conf.RNNFormat f : org.deeplearning4j.nn.conf.RNNFormat.values()) {
+            double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16", f);
+            assertEquals(4, ms.length);
+            for (double m : ms) {
+                assertTrue(m > 0 && Double.isFinite(m), "step time " + m + " " + f);
+            }
         }
     }
 }
