@@ -152,9 +152,16 @@ public final class BlockSparseKernels {
         Mat mdy = Mat.of(dy), mwt = Mat.of(w).t(), mdx = Mat.of(dx);
         // unit of work: one input row block i (all its gemms write dx[:, ib]), i.e. a column block of W^T;
         // dx[:, r0:r0+b] (+)= dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column blocks
-        return runPanels(mask.blockRows(), mask.blockCols(), b, i -> jb -> mask.isBlockKept(i, jb), overwrite,
+        // a contiguous row-major dx is probed once as a whole (as in forward)
+        int cols = (int) dx.size(1);
+        boolean whole = overwrite && mdx.cs == 1 && mdx.rs == cols;
+        Probe p = runPanels(mask.blockRows(), mask.blockCols(), b, i -> jb -> mask.isBlockKept(i, jb), overwrite,
                 (i, c0, len, beta) -> gemm(n, b, len, mdy.sub(0, c0), mwt.sub(c0, (long) i * b), mdx.sub(0, (long) i * b), beta),
-                i -> mdx.sub(0, (long) i * b), n, b);
+                i -> mdx.sub(0, (long) i * b), n, b, !whole);
+        if (whole && Double.isNaN(asum(mdx, n, cols))) {
+            return Probe.NAN;
+        }
+        return p;
     }
 
     /** dW = x^T dy on kept blocks only (written with beta = 0); entries outside the mask are not touched. */

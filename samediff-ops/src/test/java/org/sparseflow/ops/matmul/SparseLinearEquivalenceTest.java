@@ -182,6 +182,15 @@ class SparseLinearEquivalenceTest {
         e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> SparseLinear.backward(x, wKeptNaN, mask, Nd4j.randn(DataType.FLOAT, 8, 96), false));
         assertTrue(e.getMessage().startsWith("w contains 1 NaN"), e.getMessage());
+        // the same into a row-major dx (probed as a whole, not panel by panel)
+        INDArray dxRowMajor = Nd4j.create(DataType.FLOAT, new long[]{8, 64}, 'c');
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SparseLinear.backwardInto(x, wKeptNaN, mask, Nd4j.randn(DataType.FLOAT, 8, 96), false, dxRowMajor,
+                        null, null));
+        assertTrue(e.getMessage().startsWith("w contains 1 NaN"), e.getMessage());
+        INDArray dyOk = Nd4j.randn(DataType.FLOAT, 8, 96);
+        SparseLinear.backwardInto(x, wPrunedNaN, mask, dyOk, false, dxRowMajor, null, null);
+        assertTrue(relErr(dxRowMajor, dyOk.mmul(w.mul(m).transpose())) < 1e-5, "row-major dx, pruned NaN ignored");
         // a NaN in an input a kept block reads is named
         INDArray xNaN = x.dup();
         xNaN.putScalar(3, 20, Float.NaN);       // column 20 is in row block 1, which has a kept block
