@@ -298,11 +298,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
 
         /** Layout of input and output: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
         public Builder dataFormat(RNNFormat dataFormat) {
-            if (dataFormat == null) {
-                throw new IllegalArgumentException(LayerValidation.where(layerName) + "dataFormat = null is not allowed; "
-                        + "allowed: NCW, NWC");
-            }
-            this.dataFormat = dataFormat;
+            this.dataFormat = LayerValidation.checkDataFormat(layerName, dataFormat);
             return this;
         }
 

@@ -153,11 +153,7 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
 
         /** Layout of recurrent input: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
         public Builder dataFormat(RNNFormat dataFormat) {
-            if (dataFormat == null) {
-                throw new IllegalArgumentException(LayerValidation.where(layerName) + "dataFormat = null is not allowed; "
-                        + "allowed: NCW, NWC");
-            }
-            this.dataFormat = dataFormat;
+            this.dataFormat = LayerValidation.checkDataFormat(layerName, dataFormat);
             return this;
         }
 

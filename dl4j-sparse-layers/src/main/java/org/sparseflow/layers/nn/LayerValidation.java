@@ -20,6 +20,15 @@ final class LayerValidation {
         if (nIn > 0 && nOut > 0) SparseKernels.checkShape(layerName, p, nIn, nOut, "nIn", "nOut");
     }
 
+    /** The recurrent layout a layer builder was given; null is rejected naming the layer. */
+    static org.deeplearning4j.nn.conf.RNNFormat checkDataFormat(String layerName,
+                                                              org.deeplearning4j.nn.conf.RNNFormat dataFormat) {
+        if (dataFormat == null) {
+            throw new IllegalArgumentException(where(layerName) + "dataFormat = null is not allowed; allowed: NCW, NWC");
+        }
+        return dataFormat;
+    }
+
     static void checkPositive(String layerName, String field, long value) {
         if (value <= 0) {
             throw new IllegalArgumentException(where(layerName) + field + " = " + value + " is not allowed; allowed: > 0");
