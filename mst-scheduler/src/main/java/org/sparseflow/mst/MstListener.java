@@ -251,15 +251,20 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         bindDl4j(model);
         long t = core.step();
         core.stepDone(t, model.score());
-        if (core.isTopologyStep(t)) {
+        boolean topo = core.isTopologyStep(t);
+        if (topo || core.isPruneStep(t)) {
             Map<String, float[]> w = new HashMap<>();
             for (Dl4jWeights.Binding b : dl4j) {
                 w.put(b.name, rowMajor(b.weight));
             }
-            Map<String, TopologyUpdater.Result> res = core.updateTopology(t, w,
-                    capturedGrads.isEmpty() ? null : capturedGrads);
+            Map<String, TopologyUpdater.Result> res = topo
+                    ? core.updateTopology(t, w, capturedGrads.isEmpty() ? null : capturedGrads)
+                    : core.pruneToSchedule(t, w);
             for (Dl4jWeights.Binding b : dl4j) {
                 TopologyUpdater.Result r = res.get(b.name);
+                if (r.pruned == 0 && r.grown == 0) {
+                    continue;
+                }
                 INDArray newMask = toArray(r.mask.toElementMask(), b.rows, b.cols, b.mask.dataType());
                 b.mask.assign(newMask);
                 if (b.maskParam != null) {
@@ -410,13 +415,15 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         bindSameDiff(sd);
         long t = core.step();
         core.stepDone(t, loss == null ? Double.NaN : loss.totalLoss());
-        if (core.isTopologyStep(t)) {
+        boolean topo = core.isTopologyStep(t);
+        if (topo || core.isPruneStep(t)) {
             Map<String, float[]> w = new HashMap<>();
             for (String name : sdMasks.keySet()) {
                 w.put(name, rowMajor(sd.getArrForVarName(name)));
             }
-            Map<String, TopologyUpdater.Result> res = core.updateTopology(t, w,
-                    capturedGrads.isEmpty() ? null : capturedGrads);
+            Map<String, TopologyUpdater.Result> res = topo
+                    ? core.updateTopology(t, w, capturedGrads.isEmpty() ? null : capturedGrads)
+                    : core.pruneToSchedule(t, w);
             // listeners may receive SameDiff's internal gradient instance, whose updater map is null
             Map<String, GradientUpdater> updaters = attachedSd != null ? attachedSd.getUpdaterMap() : sd.getUpdaterMap();
             if (updaters == null && !warnedNoUpdaters) {

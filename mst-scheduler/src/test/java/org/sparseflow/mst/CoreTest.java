@@ -59,6 +59,10 @@ class CoreTest {
         assertTrue(e.getMessage().contains("deltaT = 0"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> MstConfig.fromYaml("growMode: SIDEWAYS\n"));
         assertTrue(e.getMessage().contains("growMode = SIDEWAYS") && e.getMessage().contains("MIXED"), e.getMessage());
+        c.setDeltaT(100);
+        c.setPruneInterval(-1);
+        e = assertThrows(IllegalArgumentException.class, c::validate);
+        assertTrue(e.getMessage().contains("pruneInterval = -1") && e.getMessage().contains(">= 0"), e.getMessage());
         // prune-only cannot restore
         MstConfig g = MstConfig.preset("mst");
         g.setGrowMode("NONE");
@@ -86,6 +90,65 @@ class CoreTest {
             a[i] = (float) r.nextGaussian();
         }
         return a;
+    }
+
+    @Test
+    void pruneStepsFollowARisingTargetByMagnitudeBetweenTopologyUpdates() {
+        MstConfig c = MstConfig.preset("mst");
+        c.setSchedule(threePhase(RampShape.CUBIC));
+        c.setDeltaT(100);
+        c.setPruneInterval(10);
+        c.setDistribution("UNIFORM");
+        MstCore core = new MstCore(c.withTotalSteps(1000));
+        assertEquals(10, MstConfig.fromYaml(c.toYaml()).getPruneInterval(), "YAML round trip");
+        core.register("a", 40, 50);
+        core.register("b", 50, 20);
+        Map<String, float[]> w = Map.of("a", randn(2000, 5), "b", randn(1000, 6));
+        core.initialize(w);
+        List<UpdateRecord> log = new ArrayList<>();
+        core.addRecordListener(log::add);
+        int pruneSteps = 0;
+        for (long t = 0; t < 1000; t++) {
+            core.stepDone(t, 0.0);
+            boolean prune = core.isPruneStep(t);
+            if (prune) {
+                assertFalse(core.isTopologyStep(t));
+                long rngBefore = core.state().getRngState();
+                Map<String, LayerMask> before = new HashMap<>(core.masks());
+                Map<String, TopologyUpdater.Result> res = core.pruneToSchedule(t, w);
+                assertEquals(rngBefore, core.state().getRngState(), "prune steps draw no random numbers");
+                double target = c.getSchedule().withTotalSteps(1000).sparsityAt(t + 1);
+                for (Map.Entry<String, TopologyUpdater.Result> e : res.entrySet()) {
+                    TopologyUpdater.Result r = e.getValue();
+                    LayerMask m = r.mask;
+                    assertEquals(0, r.grown);
+                    assertEquals(target, 1.0 - (double) m.activeUnits() / m.unitCount(), 1.0 / m.unitCount() + 1e-9);
+                    // only previously active units are dropped, and the smallest magnitudes go first
+                    float[] x = w.get(e.getKey());
+                    double minKept = Double.MAX_VALUE;
+                    double maxDropped = 0;
+                    for (int i = 0; i < x.length; i++) {
+                        assertFalse(m.isUnitActive(i) && !before.get(e.getKey()).isUnitActive(i));
+                        if (m.isUnitActive(i)) {
+                            minKept = Math.min(minKept, Math.abs(x[i]));
+                        } else if (before.get(e.getKey()).isUnitActive(i)) {
+                            maxDropped = Math.max(maxDropped, Math.abs(x[i]));
+                        }
+                    }
+                    assertTrue(minKept >= maxDropped);
+                }
+                pruneSteps++;
+            } else if (core.isTopologyStep(t)) {
+                core.updateTopology(t, w, w);
+            }
+        }
+        // warm-up [100, 300): prune steps at 110..190 and 210..290 (100 and 200 are topology updates); none in
+        // the ultra phase (target flat) or restoration (target falls: growth needs the topology update)
+        assertEquals(18, pruneSteps);
+        assertEquals(18, log.stream().filter(r -> UpdateRecord.PRUNE.equals(r.kind)).count());
+        assertEquals(9, core.topologyUpdates());
+        assertTrue(log.stream().filter(r -> UpdateRecord.PRUNE.equals(r.kind)).allMatch(r -> r.grownTotal == 0
+                && r.step > 100 && r.step < 300));
     }
 
     @Test

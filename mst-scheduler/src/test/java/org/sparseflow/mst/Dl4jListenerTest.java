@@ -162,6 +162,48 @@ class Dl4jListenerTest {
     }
 
     @Test
+    void pruneStepsBetweenUpdatesZeroPrunedWeightsAndTheirAdamMoments() {
+        MultiLayerNetwork net = mlp();
+        MstConfig cfg = config(40);
+        cfg.setPruneInterval(2);
+        MstListener mst = new MstListener(cfg.validate());
+        net.setListeners(mst);
+        List<DataSet> d = data(40);
+        int pruneSteps = 0;
+        for (int i = 0; i < 14; i++) { // linear warm-up 0.5 -> 0.8 over steps [0, 12]
+            boolean prune = mst.core().isPruneStep(i);
+            Map<String, INDArray> before = new HashMap<>();
+            for (String k : prune ? List.of("0_W", "1_W") : List.<String>of()) { // masks are bound at the first fit
+                before.put(k, maskOf(mst, k));
+            }
+            net.fit(d.get(i));
+            for (String k : List.of("0_W", "1_W")) {
+                INDArray after = maskOf(mst, k);
+                assertEquals(0.0, net.getParam(k).mul(after.rsub(1)).norm1Number().doubleValue(), 0.0,
+                        "weights outside the mask at step " + i);
+                if (prune) {
+                    INDArray pruned = before.get(k).mul(after.rsub(1));
+                    assertTrue(pruned.sumNumber().doubleValue() > 0, "step " + i + " prunes " + k);
+                    assertEquals(0.0, after.mul(before.get(k).rsub(1)).sumNumber().doubleValue(), 0.0, "no growth");
+                    for (INDArray st : adamState(net, k)) {
+                        assertEquals(0.0, st.mul(pruned).norm1Number().doubleValue(), 0.0, "Adam state at pruned");
+                    }
+                }
+            }
+            pruneSteps += prune ? 1 : 0;
+        }
+        assertEquals(5, pruneSteps); // after steps 1, 3, 5, 7 and 11 (9 is a topology update, 13 is flat)
+        assertEquals(2, mst.core().topologyUpdates()); // after steps 4 and 9
+        double kept = 0;
+        double total = 0;
+        for (LayerMask m : mst.core().masks().values()) {
+            kept += m.activeUnits();
+            total += m.unitCount();
+        }
+        assertEquals(0.2, kept / total, 0.01, "at the ultra target after the warm-up");
+    }
+
+    @Test
     void saveLoadContinueEqualsUninterruptedRun(@TempDir Path dir) throws Exception {
         List<DataSet> d = data(30);
         MultiLayerNetwork ref = mlp();

@@ -43,7 +43,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     // Per-thread buffers, reused across calls: the arrays are 1-2 MB at gpt-mini size, and fresh ones per call were
     // G1 "humongous" allocations (a young GC every ~0.5 s in a training loop).
     private static final ThreadLocal<double[][]> BUFFERS = ThreadLocal.withInitial(() -> new double[4][0]);
-    private static final ThreadLocal<float[][]> FLOATS = ThreadLocal.withInitial(() -> new float[1][0]);
+    private static final ThreadLocal<float[][]> FLOATS = ThreadLocal.withInitial(() -> new float[2][0]);
 
     private static double[] buffer(int slot, int n) {
         double[][] b = BUFFERS.get();
@@ -52,9 +52,13 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     }
 
     private static float[] floats(int n) {
+        return floats(0, n);
+    }
+
+    private static float[] floats(int slot, int n) {
         float[][] f = FLOATS.get();
-        if (f[0].length < n) f[0] = new float[n];
-        return f[0];
+        if (f[slot].length < n) f[slot] = new float[n];
+        return f[slot];
     }
 
     /** The elements of {@code a} (any order, strides, view offset) copied in canonical order into buffer {@code slot}. */
@@ -190,9 +194,134 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         return load(input, 0, nwc());
     }
 
+    /*
+     * Float rows fast path (NWC [B, T, n] or [N, n], contiguous, FLOAT: the gpt-mini training case). The forward pass
+     * works on the floats directly and keeps xhat and 1/sigma per row for the backward pass (ForwardCache), which then
+     * reads only the epsilon: no second statistics pass, no float -> double copies. Other layouts and DOUBLE take the
+     * general path below (the gradient checks run there; the tests hold the two paths equal).
+     */
+    private record RowState(float[] xhat, float[] inv) {
+    }
+
+    private final ForwardCache<RowState> rowCache = new ForwardCache<>();
+    private float[] xhatBuffer = new float[0];
+    private float[] invBuffer = new float[0];
+
+    /** Whether {@code a} is FLOAT rows in canonical ('c', contiguous) order with n features last. */
+    private boolean floatRows(INDArray a) {
+        if (dataType != DataType.FLOAT || a.dataType() != DataType.FLOAT || (a.rank() != 2 && !(a.rank() == 3 && nwc()))) {
+            return false;
+        }
+        long[] st = a.stride();
+        long n = a.size(a.rank() - 1);
+        return n == layerConf().getNIn() && st[a.rank() - 1] == 1 && st[a.rank() - 2] == n
+                && (a.rank() == 2 || a.size(0) == 1 || st[0] == n * a.size(1));
+    }
+
+    private static float[] read(INDArray a, float[] into) {
+        long addr = NativeAddress.of(a);
+        new FloatPointer() { { address = addr; } }.get(into, 0, (int) a.length());
+        return into;
+    }
+
+    private INDArray write(float[] values) {
+        INDArray out = Nd4j.createUninitialized(DataType.FLOAT, input.shape(), 'c');
+        long addr = NativeAddress.of(out);
+        new FloatPointer() { { address = addr; } }.put(values, 0, (int) out.length());
+        return out;
+    }
+
+    private INDArray activateFloatRows(boolean training, LayerWorkspaceMgr mgr) {
+        int nC = (int) layerConf().getNIn(), n = (int) input.length(), nR = n / nC;
+        float[] x = read(input, floats(1, n));
+        if (xhatBuffer.length < n) xhatBuffer = new float[n];
+        if (invBuffer.length < nR) invBuffer = new float[nR];
+        float[] xh = xhatBuffer, inv = invBuffer;
+        float[] g = getParam("g").toFloatVector(), bb = getParam("b").toFloatVector();
+        double eps = layerConf().getEps();
+        for (int r = 0; r < nR; r++) {
+            int o = r * nC;
+            float m = sumDeviations(x, o, nC, 0f, false) / nC;
+            float iv = (float) (1.0 / Math.sqrt(sumDeviations(x, o, nC, m, true) / nC + eps));
+            inv[r] = iv;
+            for (int c = 0; c < nC; c++) {
+                float h = (x[o + c] - m) * iv;
+                xh[o + c] = h;
+                x[o + c] = g[c] * h + bb[c];   // y, in place of x
+            }
+        }
+        if (training) {
+            rowCache.put(input, new RowState(xh, inv));
+        }
+        return mgr.leverageTo(ArrayType.ACTIVATIONS, write(x));
+    }
+
+    /** dx = inv / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat o xhat)) per row, from the kept forward state. */
+    private Pair<Gradient, INDArray> backpropFloatRows(RowState st, INDArray epsilon, LayerWorkspaceMgr mgr) {
+        int nC = (int) layerConf().getNIn(), n = (int) input.length(), nR = n / nC;
+        float[] dy = read(epsilon, floats(1, n)), xh = st.xhat(), inv = st.inv();
+        float[] g = getParam("g").toFloatVector();
+        double[] dg = new double[nC], db = new double[nC];
+        for (int r = 0; r < nR; r++) {
+            int o = r * nC;
+            for (int c = 0; c < nC; c++) {
+                float d = dy[o + c];
+                dg[c] += d * xh[o + c];
+                db[c] += d;
+            }
+            float sumD = dot(dy, g, null, o, nC), sumDX = dot(dy, g, xh, o, nC);
+            float k = inv[r] / nC;
+            for (int c = 0; c < nC; c++) {
+                dy[o + c] = k * (nC * dy[o + c] * g[c] - sumD - xh[o + c] * sumDX);   // dx, in place of dy
+            }
+        }
+        return gradients(dg, db, write(dy), mgr);
+    }
+
+    // Row reductions with four independent accumulators: a single running sum is one dependent add per element (the
+    // JIT keeps floating-point sums in order and does not vectorise them), four chains run in parallel.
+
+    /** sum over c of a[o + c] - m, or of its square. */
+    private static float sumDeviations(float[] a, int o, int n, float m, boolean squared) {
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int c = 0;
+        for (; c + 3 < n; c += 4) {
+            float d0 = a[o + c] - m, d1 = a[o + c + 1] - m, d2 = a[o + c + 2] - m, d3 = a[o + c + 3] - m;
+            s0 += squared ? d0 * d0 : d0;
+            s1 += squared ? d1 * d1 : d1;
+            s2 += squared ? d2 * d2 : d2;
+            s3 += squared ? d3 * d3 : d3;
+        }
+        for (; c < n; c++) {
+            float d = a[o + c] - m;
+            s0 += squared ? d * d : d;
+        }
+        return (s0 + s1) + (s2 + s3);
+    }
+
+    /** sum over c of a[o + c] * g[c] (* h[o + c] when h is given). */
+    private static float dot(float[] a, float[] g, float[] h, int o, int n) {
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        int c = 0;
+        for (; c + 3 < n; c += 4) {
+            s0 += a[o + c] * g[c] * (h == null ? 1f : h[o + c]);
+            s1 += a[o + c + 1] * g[c + 1] * (h == null ? 1f : h[o + c + 1]);
+            s2 += a[o + c + 2] * g[c + 2] * (h == null ? 1f : h[o + c + 2]);
+            s3 += a[o + c + 3] * g[c + 3] * (h == null ? 1f : h[o + c + 3]);
+        }
+        for (; c < n; c++) {
+            s0 += a[o + c] * g[c] * (h == null ? 1f : h[o + c]);
+        }
+        return (s0 + s1) + (s2 + s3);
+    }
+
     @Override
     public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
         assertInputSet(false);
+        rowCache.clear();
+        if (floatRows(input)) {
+            return activateFloatRows(training, mgr);
+        }
         View x = checkedInput();
         int nB = x.nB, nC = x.nC, nT = x.nT;
         double[] mean = new double[nB * nT], inv = new double[nB * nT];
@@ -223,12 +352,16 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     @Override
     public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
         assertInputSet(true);
-        View x = checkedInput();
+        RowState st = rowCache.take(input);
         if (!java.util.Arrays.equals(epsilon.shape(), input.shape())) {
             throw new IllegalArgumentException(LayerValidation.where(layerConf().getLayerName()) + "epsilon shape = "
                     + java.util.Arrays.toString(epsilon.shape()) + " is not allowed; allowed: the input shape "
                     + java.util.Arrays.toString(input.shape()));
         }
+        if (st != null && floatRows(epsilon)) {
+            return backpropFloatRows(st, epsilon, mgr);
+        }
+        View x = checkedInput();
         View dy = load(epsilon, 1, nwc());
         int nB = x.nB, nC = x.nC, nT = x.nT;
         double[] mean = new double[nB * nT], inv = new double[nB * nT];
@@ -242,12 +375,16 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
         } else {
             backwardNcw(x, dy, mean, inv, g, dg, db, dx);
         }
+        return gradients(dg, db, create(dx), mgr);
+    }
+
+    private Pair<Gradient, INDArray> gradients(double[] dg, double[] db, INDArray dx, LayerWorkspaceMgr mgr) {
         gradientViews.get("g").assign(Nd4j.createFromArray(dg).castTo(dataType).reshape(gradientViews.get("g").shape()));
         gradientViews.get("b").assign(Nd4j.createFromArray(db).castTo(dataType).reshape(gradientViews.get("b").shape()));
         Gradient grad = new DefaultGradient();
         grad.gradientForVariable().put("g", gradientViews.get("g"));
         grad.gradientForVariable().put("b", gradientViews.get("b"));
-        return new Pair<>(grad, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, create(dx)));
+        return new Pair<>(grad, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx));
     }
 
     /** Rows [r][c]: per row, xhat and the two feature sums, then dx; dg and db accumulate across rows per feature. */

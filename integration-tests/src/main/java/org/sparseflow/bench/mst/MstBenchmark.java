@@ -246,6 +246,11 @@ public final class MstBenchmark {
             c.setPattern(variant);
             // scale the update interval to the run: ~20 topology updates (100 at 2000 steps, as the authors)
             c.setDeltaT(Math.max(5, steps / 20));
+            if (base.getPruneInterval() > 0) {
+                // prune-only steps at the same fraction of ΔT as in the preset
+                c.setPruneInterval((int) Math.max(1,
+                        Math.round((double) base.getPruneInterval() * c.getDeltaT() / base.getDeltaT())));
+            }
         }
         // the sparse-able linears: attention q/k/v/o and the MLP; embeddings and head stay dense
         c.setInclude(graph ? List.of("h\\d+_attn_W[qkvo]", "h\\d+_(fc|proj)_W")
@@ -305,6 +310,8 @@ public final class MstBenchmark {
             core.stepDone(t, Double.NaN);
             if (core.isTopologyStep(t)) {
                 core.updateTopology(t, w, w);
+            } else if (core.isPruneStep(t)) {
+                core.pruneToSchedule(t, w);
             }
         }
         return core;

@@ -39,6 +39,7 @@ public final class MstConfig {
     private String source = "";
     private SparsitySchedule schedule = SparsitySchedule.constant(0.0);
     private int deltaT = 100;
+    private int pruneInterval = 0;
     private DropFraction dropFraction = new DropFraction();
     private GrowMode growMode = GrowMode.MIXED;
     private double gradRandomRatio = 3.0;
@@ -72,6 +73,10 @@ public final class MstConfig {
         schedule.validate();
         if (deltaT < 1) {
             throw Args.bad("deltaT", deltaT, "an integer >= 1 (steps between topology updates)");
+        }
+        if (pruneInterval < 0) {
+            throw Args.bad("pruneInterval", pruneInterval, "an integer >= 0 (steps between magnitude-pruning steps while "
+                    + "the sparsity target rises; 0 = only at topology updates)");
         }
         if (dropFraction == null) {
             throw Args.bad("dropFraction", null, "a drop-fraction schedule");
@@ -229,6 +234,13 @@ public final class MstConfig {
     public void setSchedule(SparsitySchedule v) { schedule = v; }
     public int getDeltaT() { return deltaT; }
     public void setDeltaT(int v) { deltaT = v; }
+    /**
+     * Steps between prune-only steps while the schedule's target rises (warm-up): the target is applied by magnitude
+     * pruning, without regrowth or a dense gradient, every {@code pruneInterval} steps between topology updates, so
+     * the ramp is followed at Zhu &amp; Gupta's pruning frequency rather than at ΔT. 0 (default): only at topology updates.
+     */
+    public int getPruneInterval() { return pruneInterval; }
+    public void setPruneInterval(int v) { pruneInterval = v; }
     public DropFraction getDropFraction() { return dropFraction; }
     public void setDropFraction(DropFraction v) { dropFraction = v; }
     public GrowMode getGrowMode() { return growMode; }
@@ -260,6 +272,7 @@ public final class MstConfig {
         MstConfig c = (MstConfig) o;
         return Objects.equals(name, c.name) && Objects.equals(description, c.description)
                 && Objects.equals(source, c.source) && Objects.equals(schedule, c.schedule) && deltaT == c.deltaT
+                && pruneInterval == c.pruneInterval
                 && Objects.equals(dropFraction, c.dropFraction) && growMode == c.growMode
                 && gradRandomRatio == c.gradRandomRatio && distribution == c.distribution
                 && Objects.equals(pattern, c.pattern) && initialMask == c.initialMask

@@ -144,6 +144,51 @@ public final class MstCore {
         return config.isUpdateTopology() && !masks.isEmpty() && (t + 1) % config.getDeltaT() == 0 && t + 1 < total;
     }
 
+    /**
+     * Whether a prune-only step follows step t: {@code pruneInterval > 0}, (t + 1) is a multiple of it, no topology
+     * update runs after t, and the schedule's target rose over the last interval (warm-up). N:M patterns have a
+     * fixed density and never prune here.
+     */
+    public boolean isPruneStep(long t) {
+        int k = config.getPruneInterval();
+        long total = config.getSchedule().getTotalSteps();
+        if (k <= 0 || !config.isUpdateTopology() || masks.isEmpty() || pattern.kind() == MaskPattern.Kind.NM
+                || (t + 1) % k != 0 || t + 1 >= total || isTopologyStep(t)) {
+            return false;
+        }
+        SparsitySchedule s = config.getSchedule();
+        return s.sparsityAt(t + 1) > s.sparsityAt(Math.max(0, t + 1 - k));
+    }
+
+    /**
+     * Runs the prune-only step that follows step t ({@code step() == t + 1}, {@link #isPruneStep(long)} true):
+     * every layer below its allocated share of the schedule's target at t + 1 drops its smallest-magnitude units
+     * (no regrowth, no gradient, no random choice); the others keep their mask. Logged with {@code kind = "prune"}.
+     * @param weights name -> row-major weights after step t
+     */
+    public Map<String, TopologyUpdater.Result> pruneToSchedule(long t, Map<String, float[]> weights) {
+        if (step != t + 1) {
+            throw new IllegalStateException("pruneToSchedule(" + t + ") must follow stepDone(" + t + ")");
+        }
+        double global = config.getSchedule().sparsityAt(t + 1);
+        Map<String, Double> targets = layerTargets(global);
+        Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
+        UpdateRecord rec = new UpdateRecord();
+        rec.kind = UpdateRecord.PRUNE;
+        for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
+            String k = e.getKey();
+            TopologyUpdater.Result r = TopologyUpdater.update(e.getValue(), weights.get(k), null, targets.get(k), 0.0,
+                    GrowMode.NONE, 0, rng);
+            out.put(k, r);
+            e.setValue(r.mask);
+            rec.pruned.put(k, r.pruned);
+            rec.grown.put(k, 0L);
+            rec.prunedTotal += r.pruned;
+        }
+        fillRecord(rec, t + 1, global, 0.0);
+        return out;
+    }
+
     /** Attention pattern of each attention layer for step t. */
     public List<String> attentionPatterns(long t) {
         long tc = Math.min(t, config.getSchedule().getTotalSteps() - 1);
@@ -223,19 +268,23 @@ public final class MstCore {
             rec.grownTotal += r.grown;
         }
         updates++;
-        rec.step = t + 1;
-        rec.phase = config.getSchedule().phaseAt(t + 1).name();
+        fillRecord(rec, t + 1, global, f);
+        return out;
+    }
+
+    private void fillRecord(UpdateRecord rec, long at, double global, double f) {
+        rec.step = at;
+        rec.phase = config.getSchedule().phaseAt(at).name();
         rec.targetSparsity = global;
         rec.dropFraction = f;
         fillDensities(rec);
-        rec.attentionPatterns = attentionPatterns(t + 1);
+        rec.attentionPatterns = attentionPatterns(at);
         rec.flops = cumFlops;
         rec.denseFlops = cumDense;
         rec.loss = lastLoss;
         for (Consumer<UpdateRecord> l : recordListeners) {
             l.accept(rec);
         }
-        return out;
     }
 
     /** A record of the current state (used for the first log line and by tests). */

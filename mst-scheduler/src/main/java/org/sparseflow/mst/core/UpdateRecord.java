@@ -6,6 +6,12 @@ import java.util.Map;
 
 /** One topology update, as written (one JSON line each) to the MST log. Public fields, serialised by Jackson. */
 public final class UpdateRecord {
+    /** {@link #kind} of a topology update (prune and regrow every ΔT steps). */
+    public static final String TOPOLOGY = "topology";
+    /** {@link #kind} of a prune-only step between topology updates (see MstConfig#getPruneInterval). */
+    public static final String PRUNE = "prune";
+
+    public String kind = TOPOLOGY;
     public long step;
     public String phase;
     public double targetSparsity;
