@@ -249,6 +249,7 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
     public void iterationDone(Model model, int iteration, int epoch) {
         long t0 = System.nanoTime();
         bindDl4j(model);
+        scaleUpdates(model);
         long t = core.step();
         core.stepDone(t, model.score());
         boolean topo = core.isTopologyStep(t);
@@ -287,6 +288,31 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         applyAttention();
         timeStep(t0);
     }
+
+    /**
+     * Density-aware update scale (MstConfig#getUpdateScaleExponent). DL4J's updater writes the update into the
+     * gradient view and the step function subtracts it; at iterationDone that view still holds the update u, so
+     * W -= (s - 1) u turns the applied step into s u.
+     */
+    private void scaleUpdates(Model model) {
+        if (core.config().getUpdateScaleExponent() == 0 || model.gradient() == null) {
+            return;
+        }
+        for (Dl4jWeights.Binding b : dl4j) {
+            double s = core.updateScale(b.name);
+            INDArray u = model.gradient().gradientForVariable().get(b.name);
+            if (u == null) {
+                if (!warnedNoUpdate) {
+                    warnedNoUpdate = true;
+                    LOG.warn("MST update scaling: no update found for {}; it is trained unscaled", b.name);
+                }
+            } else if (s != 1.0) {
+                b.weight.subi(u.mul(s - 1.0));
+            }
+        }
+    }
+
+    private boolean warnedNoUpdate;
 
     /** 1 everywhere except 0 at elements whose mask changed (grown or pruned). */
     private static INDArray changedKeep(TopologyUpdater.Result r, int rows, int cols, DataType dt) {
@@ -406,6 +432,10 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         INDArray m = sdMasks == null ? null : sdMasks.get(v.getName());
         if (m != null) {
             update.muli(m);
+            double s = core.updateScale(v.getName());
+            if (s != 1.0) {
+                update.muli(s);
+            }
         }
     }
 

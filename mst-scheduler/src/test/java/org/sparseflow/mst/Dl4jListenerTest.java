@@ -204,19 +204,76 @@ class Dl4jListenerTest {
     }
 
     @Test
+    void updateScaleMultipliesEachSparseWeightsStepByItsDensityPower() {
+        // plain SGD: the applied step is exactly lr * gradient, so the scaled step must be s times the unscaled one
+        java.util.function.Supplier<MultiLayerNetwork> sgd = () -> {
+            MultiLayerNetwork n = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
+                    .dataType(DataType.DOUBLE).updater(new org.nd4j.linalg.learning.config.Sgd(1e-2)).list()
+                    .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
+                    .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
+                    .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
+                            .activation(Activation.IDENTITY).build())
+                    .build());
+            n.init();
+            return n;
+        };
+        MstConfig plain = config(40);
+        MstConfig scaled = plain.copy();
+        scaled.setUpdateScaleExponent(1.0);
+        scaled.setUpdateScaleMax(3.0);
+        DataSet d = data(1).get(0);
+        MultiLayerNetwork a = sgd.get(), b = sgd.get();
+        MstListener ma = new MstListener(plain), mb = new MstListener(scaled.validate());
+        a.setListeners(ma);
+        b.setListeners(mb);
+        MultiLayerNetwork init = sgd.get();   // same seed: the initial weights of a and b
+        assertEquals(init.params(), b.params());
+        a.fit(d);
+        b.fit(d);
+        for (String k : List.of("0_W", "1_W")) {
+            LayerMask m = mb.core().masks().get(k);
+            assertEquals(ma.core().masks().get(k), m, "same seed, same masks");
+            double s = Math.min(3.0, 1.0 / m.density());
+            assertTrue(s > 1.5, "density " + m.density() + " gives a real scale");
+            assertEquals(s, mb.core().updateScale(k), 1e-12);
+            INDArray w0 = init.getParam(k), active = maskOf(mb, k);
+            INDArray stepA = a.getParam(k).sub(w0).mul(active), stepB = b.getParam(k).sub(w0).mul(active);
+            assertTrue(stepA.norm1Number().doubleValue() > 0);
+            assertTrue(stepA.mul(s).equalsWithEps(stepB, 1e-12), k + ": scaled step = " + s + " x plain step");
+        }
+        // the output layer is not sparse: unscaled
+        assertTrue(a.getParam("2_W").equalsWithEps(b.getParam("2_W"), 1e-12));
+        MstConfig bad = plain.copy();
+        bad.setUpdateScaleExponent(-1);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, bad::validate);
+        assertTrue(e.getMessage().contains("updateScaleExponent = -1.0"), e.getMessage());
+    }
+
+    @Test
     void saveLoadContinueEqualsUninterruptedRun(@TempDir Path dir) throws Exception {
+        saveLoadContinue(dir, 0, 12);
+    }
+
+    @Test
+    void saveLoadContinueWithPruneStepsInTheWarmup(@TempDir Path dir) throws Exception {
+        saveLoadContinue(dir, 2, 5);   // warm-up over steps [0, 9]: prune steps before and after the save
+    }
+
+    private static void saveLoadContinue(Path dir, int pruneInterval, int saveAt) throws Exception {
+        MstConfig cfg = config(30);
+        cfg.setPruneInterval(pruneInterval);
         List<DataSet> d = data(30);
         MultiLayerNetwork ref = mlp();
-        MstListener refMst = new MstListener(config(30));
+        MstListener refMst = new MstListener(cfg.copy());
         ref.setListeners(refMst);
         for (int i = 0; i < 30; i++) {
             ref.fit(d.get(i));
         }
 
         MultiLayerNetwork a = mlp();
-        MstListener aMst = new MstListener(config(30));
+        MstListener aMst = new MstListener(cfg.copy());
         a.setListeners(aMst);
-        for (int i = 0; i < 12; i++) {
+        for (int i = 0; i < saveAt; i++) {
             a.fit(d.get(i));
         }
         File f = dir.resolve("model.zip").toFile();
@@ -224,10 +281,11 @@ class Dl4jListenerTest {
 
         MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(f, true);
         MstState state = MstCheckpoint.loadState(f);
-        assertEquals(12, state.getStep());
+        assertEquals(saveAt, state.getStep());
         MstListener bMst = MstListener.resume(state);
+        assertEquals(pruneInterval, bMst.core().config().getPruneInterval(), "restored with the config");
         b.setListeners(bMst);
-        for (int i = 12; i < 30; i++) {
+        for (int i = saveAt; i < 30; i++) {
             b.fit(d.get(i));
         }
         assertEquals(refMst.core().masks(), bMst.core().masks());

@@ -83,6 +83,40 @@ class SameDiffListenerTest {
     }
 
     @Test
+    void updateScaleMultipliesTheUpdateOfSparseVariables() {
+        DataSet d = Dl4jListenerTest.data(1).get(0);
+        Map<String, INDArray> steps = new HashMap<>();
+        Map<String, Double> scales = new HashMap<>();
+        for (double alpha : new double[]{0.0, 1.0}) {
+            SameDiff sd = mlp();
+            sd.setTrainingConfig(TrainingConfig.builder().updater(new org.nd4j.linalg.learning.config.Sgd(1e-2))
+                    .dataSetFeatureMapping("in").dataSetLabelMapping("label").build());
+            MstConfig c = config(40);
+            c.setUpdateScaleExponent(alpha);
+            MstListener mst = new MstListener(c.validate());
+            mst.addTo(sd);
+            Map<String, INDArray> w0 = new HashMap<>();
+            for (String k : List.of("w0", "w1", "b0")) {
+                w0.put(k, sd.getArrForVarName(k).dup());
+            }
+            sd.fit(d);
+            for (String k : List.of("w0", "w1", "b0")) {
+                INDArray step = sd.getArrForVarName(k).sub(w0.get(k));
+                steps.put(k + alpha, k.startsWith("w") ? step.mul(mask(mst, k)) : step);   // active positions
+                scales.put(k + alpha, mst.core().updateScale(k));
+            }
+        }
+        for (String k : List.of("w0", "w1")) {
+            double s = scales.get(k + 1.0);
+            assertEquals(1.0, scales.get(k + 0.0), 0.0);
+            assertTrue(s > 1.5 || !k.equals("w0"), k + " scale " + s);   // w1 (32x3) may be dense under ER
+            assertTrue(steps.get(k + 0.0).norm1Number().doubleValue() > 0);
+            assertTrue(steps.get(k + 0.0).mul(s).equalsWithEps(steps.get(k + 1.0), 1e-12), k + ": step x " + s);
+        }
+        assertTrue(steps.get("b00.0").equalsWithEps(steps.get("b01.0"), 1e-12), "dense variables unscaled");
+    }
+
+    @Test
     void sidecarStateRoundTrip(@TempDir Path dir) throws Exception {
         SameDiff sd = mlp();
         MstListener mst = new MstListener(config(40));

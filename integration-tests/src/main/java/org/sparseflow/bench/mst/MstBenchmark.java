@@ -9,6 +9,7 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.ops.transforms.Transforms;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.Batches;
@@ -50,6 +51,7 @@ import java.util.Map;
  *   java -jar integration-tests/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
  *        [--variants dense,unstructured,block16] [--out DIR] [--lr X] [--eval-points 5] [--flops-only]
  *        [--mst-config mst|FILE.yaml] [--reuse-dense | --wait-dense] [--model samediff|graph]
+ *        [--lr-decay none|linear]
  * </pre>
  * <p>{@code --mst-config}: the MST preset or YAML/JSON file the sparse variants use (default: preset {@code mst});
  * its name is printed as {@code preset=} in every RESULT line. {@code --reuse-dense}: take the dense baseline from
@@ -57,6 +59,8 @@ import java.util.Map;
  * dense run does not depend on the MST configuration, and evaluation does not change training, so the number of
  * eval points may differ; saves one training run per experiment). RESULT lines then say {@code dense=reused}.
  * {@code --lr}: Adam learning rate, default 2e-3 for {@code --model samediff} and 1e-3 for {@code --model graph}.
+ * {@code --lr-decay linear}: the rate falls linearly to 0 at the last step ({@link LinearDecaySchedule}), for the dense
+ * baseline and the MST variants alike; a reused dense baseline must have been trained with the same decay.
  * {@code --wait-dense}: as {@code --reuse-dense}, but the file is read after the MST variants have trained, waiting
  * for it if needed, so a dense run and MST runs can go side by side (one per core).
  */
@@ -75,12 +79,13 @@ public final class MstBenchmark {
     static final String USAGE = String.join("\n",
             "usage: mst [--quick | --steps N] [--variants dense,unstructured,block16] [--out DIR] [--lr X]",
             "           [--eval-points N] [--flops-only] [--mst-config PRESET|FILE.yaml] [--reuse-dense | --wait-dense]",
-            "           [--model samediff|graph]",
+            "           [--model samediff|graph] [--lr-decay none|linear]",
             "  --quick          300 steps instead of 2000",
             "  --model graph    ComputationGraph GPT on the block-sparse layers (wall-clock savings are real);",
             "                   samediff (default): SameDiff GPT with masked dense matmuls (FLOPs counted only)",
             "  --mst-config     MST preset (mst, mst-local, rigl, set, gmp, static, dense) or a YAML/JSON file",
             "  --lr             Adam learning rate; default 2e-3 (samediff), 1e-3 (graph)",
+            "  --lr-decay       none (default: constant) or linear (to 0 at the last step); dense and MST alike",
             "  --reuse-dense    read the dense baseline from DIR instead of training it; --wait-dense: wait for it",
             "  --flops-only     print the counted FLOP reduction of the schedule without training",
             "Prints RESULT mst <variant> steps=.. val_loss=.. dense_val_loss=.. loss_gap_pct=.. flop_reduction=.. wall_speedup=..");
@@ -101,6 +106,7 @@ public final class MstBenchmark {
         boolean reuseDense = false;
         boolean waitDense = false;   // --wait-dense: as --reuse-dense, for a dense run still going on side by side
         String model = "samediff";
+        String lrDecay = "none";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> steps = 300;
@@ -117,13 +123,14 @@ public final class MstBenchmark {
                     waitDense = true;
                 }
                 case "--model" -> model = args[++i];
+                case "--lr-decay" -> lrDecay = args[++i];
                 case "--help", "-h" -> {
                     System.out.println(USAGE);
                     return;
                 }
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
                         + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only, "
-                        + "--mst-config PRESET|FILE, --reuse-dense, --wait-dense, --model samediff|graph");
+                        + "--mst-config PRESET|FILE, --reuse-dense, --wait-dense, --model samediff|graph, --lr-decay none|linear");
             }
         }
         if (steps < 10) {
@@ -142,6 +149,10 @@ public final class MstBenchmark {
             lr = model.equals("graph") ? 1e-3 : 2e-3;
         } else if (!(lr > 0 && Double.isFinite(lr))) {
             throw new IllegalArgumentException("--lr = " + lr + " is not allowed; allowed: a finite number > 0");
+        }
+        if (!lrDecay.equals("none") && !lrDecay.equals("linear")) {
+            throw new IllegalArgumentException("--lr-decay = " + lrDecay + " is unknown; allowed: none (constant), "
+                    + "linear (from --lr to 0 at the last step, for dense and MST alike)");
         }
         MstConfig base = MstConfig.load(mstConfig);
         Files.createDirectories(out);
@@ -174,17 +185,18 @@ public final class MstBenchmark {
         }
         Path denseFile = out.resolve(graph ? DENSE_GRAPH_RESULT : DENSE_RESULT);
         if (reuseDense && !waitDense) {
-            readDense(denseFile, steps, lr);   // fail before hours of training, not after
+            readDense(denseFile, steps, lr, lrDecay);   // fail before hours of training, not after
         }
         for (String v : order) {
             if (v.equals("dense") && reuseDense) {
                 continue;   // read after the MST variants: a dense run may still be writing it (runs side by side)
             }
-            Run r = graph ? trainGraph(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out)
-                    : train(v, base, gpt, split, evalBatches, steps, lr, evalPoints, out);
+            IUpdater adam = adam(lr, lrDecay, steps);
+            Run r = graph ? trainGraph(v, base, gpt, split, evalBatches, steps, adam, evalPoints, out)
+                    : train(v, base, gpt, split, evalBatches, steps, adam, evalPoints, out);
             runs.put(v, r);
             if (v.equals("dense")) {
-                writeDense(denseFile, r, steps, lr, evalPoints);
+                writeDense(denseFile, r, steps, lr, lrDecay, evalPoints);
             }
         }
         if (waitDense) {
@@ -192,7 +204,7 @@ public final class MstBenchmark {
         }
         if (reuseDense) {
             Map<String, Run> withDense = new LinkedHashMap<>();
-            withDense.put("dense", readDense(denseFile, steps, lr));
+            withDense.put("dense", readDense(denseFile, steps, lr, lrDecay));
             System.out.printf(Locale.ROOT, "  dense baseline reused from %s: val_loss=%.4f%n", denseFile,
                     withDense.get("dense").valLoss);
             withDense.putAll(runs);
@@ -218,7 +230,8 @@ public final class MstBenchmark {
                             + " flop_reduction=%.2f wall_speedup=%.2f flops=counted listener_overhead_pct=%.2f"
                             + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s model=%s%s%n", r.variant, steps, r.valLoss,
                     dense.valLoss, gap, r.denseFlops / r.flops, dense.trainSeconds / r.trainSeconds, r.overheadPct,
-                    r.trainSeconds, dense.trainSeconds, machine(), base.getName(), model, reuseDense ? " dense=reused" : "");
+                    r.trainSeconds, dense.trainSeconds, machine(), base.getName(), model,
+                    (lrDecay.equals("none") ? "" : " lr_decay=" + lrDecay) + (reuseDense ? " dense=reused" : ""));
         }
         System.out.println("artefacts (JSONL logs, PNG plots): " + out.toAbsolutePath());
     }
@@ -317,10 +330,17 @@ public final class MstBenchmark {
         return core;
     }
 
+    /** Adam at {@code lr}, constant ({@code none}) or decayed linearly to 0 at the last step ({@code linear}). */
+    static IUpdater adam(double lr, String decay, int steps) {
+        return decay.equals("linear")
+                ? Adam.builder().learningRateSchedule(new LinearDecaySchedule(lr, steps)).build()
+                : new Adam(lr);
+    }
+
     static Run train(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches, int steps,
-                     double lr, int evalPoints, Path out) throws Exception {
-        SameDiff sd = SameDiffGpt.build(gpt, new Adam(lr));
-        sd.setTrainingConfig(TrainingConfig.builder().updater(new Adam(lr)).weightDecay(0.01, true)
+                     IUpdater adam, int evalPoints, Path out) throws Exception {
+        SameDiff sd = SameDiffGpt.build(gpt, adam.clone());
+        sd.setTrainingConfig(TrainingConfig.builder().updater(adam.clone()).weightDecay(0.01, true)
                 .dataSetFeatureMapping(SameDiffGpt.INPUT).dataSetLabelMapping(SameDiffGpt.LABEL).build());
         MstConfig cfg = configFor(base, variant, steps);
         INDArray causal = sd.getArrForVarName("causal_bias");
@@ -378,8 +398,13 @@ public final class MstBenchmark {
      */
     static Run trainGraph(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches,
                           int steps, double lr, int evalPoints, Path out) throws Exception {
+        return trainGraph(variant, base, gpt, split, evalBatches, steps, new Adam(lr), evalPoints, out);
+    }
+
+    static Run trainGraph(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches,
+                          int steps, IUpdater adam, int evalPoints, Path out) throws Exception {
         boolean dense = variant.equals("dense");
-        ComputationGraph net = new ComputationGraph(ComputationGraphGpt.configuration(gpt, new Adam(lr), 0.01,
+        ComputationGraph net = new ComputationGraph(ComputationGraphGpt.configuration(gpt, adam.clone(), 0.01,
                 dense ? gpt.context() : ATTENTION_BLOCK));
         net.init();
         MstConfig cfg = configFor(base, variant, steps, true);
@@ -473,10 +498,11 @@ public final class MstBenchmark {
     static final String DENSE_GRAPH_RESULT = "dense-graph-result.json";
 
     /** Saves the dense baseline (val loss, time, loss-vs-FLOPs curve) with the settings it was trained under. */
-    static void writeDense(Path file, Run r, int steps, double lr, int evalPoints) throws java.io.IOException {
+    static void writeDense(Path file, Run r, int steps, double lr, String lrDecay, int evalPoints)
+            throws java.io.IOException {
         var m = new org.nd4j.shade.jackson.databind.ObjectMapper();
         var n = m.createObjectNode();
-        n.put("steps", steps).put("lr", lr).put("evalPoints", evalPoints).put("seed", SEED).put("batch", BATCH)
+        n.put("steps", steps).put("lr", lr).put("lrDecay", lrDecay).put("evalPoints", evalPoints).put("seed", SEED).put("batch", BATCH)
                 .put("valLoss", r.valLoss).put("flops", r.flops).put("denseFlops", r.denseFlops)
                 .put("trainSeconds", r.trainSeconds).put("overheadPct", r.overheadPct);
         n.set("curveFlops", m.valueToTree(r.lossVsFlops[0]));
@@ -501,18 +527,20 @@ public final class MstBenchmark {
         }
     }
 
-    static Run readDense(Path file, int steps, double lr) throws java.io.IOException {
+    static Run readDense(Path file, int steps, double lr, String lrDecay) throws java.io.IOException {
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("--reuse-dense: " + file + " does not exist; run the dense variant once"
                     + " with the same --out first");
         }
         var n = new org.nd4j.shade.jackson.databind.ObjectMapper().readTree(file.toFile());
         // eval points are not compared: evaluation does not change training, only the curve's resolution
-        if (n.get("steps").asInt() != steps || n.get("lr").asDouble() != lr
+        String decay = n.has("lrDecay") ? n.get("lrDecay").asText() : "none";   // files before --lr-decay: constant
+        if (n.get("steps").asInt() != steps || n.get("lr").asDouble() != lr || !decay.equals(lrDecay)
                 || n.get("seed").asLong() != SEED || n.get("batch").asInt() != BATCH) {
             throw new IllegalArgumentException("--reuse-dense: " + file + " was trained with steps=" + n.get("steps")
-                    + " lr=" + n.get("lr") + " seed=" + n.get("seed") + " batch=" + n.get("batch")
-                    + "; this run needs steps=" + steps + " lr=" + lr + " seed=" + SEED + " batch=" + BATCH);
+                    + " lr=" + n.get("lr") + " lr_decay=" + decay + " seed=" + n.get("seed") + " batch=" + n.get("batch")
+                    + "; this run needs steps=" + steps + " lr=" + lr + " lr_decay=" + lrDecay + " seed=" + SEED
+                    + " batch=" + BATCH);
         }
         double[][] curve = new double[2][];
         for (int c = 0; c < 2; c++) {

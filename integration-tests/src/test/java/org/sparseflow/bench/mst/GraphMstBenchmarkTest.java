@@ -33,6 +33,32 @@ class GraphMstBenchmarkTest {
         }
         String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
         assertTrue(out.startsWith("usage: mst") && out.contains("--model graph") && !out.contains("gpt-mini ("), out);
+        assertTrue(out.contains("--lr-decay"), out);
+    }
+
+    @Test
+    void learningRateDecayIsCheckedAndDecaysToZero() throws Exception {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MstBenchmark.main(new String[]{"--lr-decay", "cosine", "--flops-only"}));
+        assertTrue(e.getMessage().contains("--lr-decay = cosine") && e.getMessage().contains("linear"), e.getMessage());
+        org.nd4j.linalg.learning.config.IUpdater linear = MstBenchmark.adam(1e-3, "linear", 100);
+        assertEquals(1e-3, linear.getLearningRate(0, 0), 1e-15);
+        assertEquals(5e-4, linear.getLearningRate(50, 0), 1e-15);
+        assertEquals(0.0, linear.getLearningRate(100, 0), 1e-15);
+        assertEquals(1e-3, MstBenchmark.adam(1e-3, "none", 100).getLearningRate(99, 0), 1e-15);
+        // the schedule survives the model configuration's JSON round trip (saved models keep their optimizer)
+        var conf = org.sparseflow.examples.gpt.ComputationGraphGpt.configuration(
+                new org.sparseflow.examples.gpt.GptConfig(11, 1, 8, 2, 8, 1), linear);
+        var back = org.deeplearning4j.nn.conf.ComputationGraphConfiguration.fromJson(conf.toJson());
+        assertEquals(conf.toJson(), back.toJson());
+        var adamBack = (org.nd4j.linalg.learning.config.Adam) back.getVertices().values().stream()
+                .filter(v -> v instanceof org.deeplearning4j.nn.conf.graph.LayerVertex lv
+                        && lv.getLayerConf().getLayer() instanceof org.deeplearning4j.nn.conf.layers.BaseLayer)
+                .map(v -> ((org.deeplearning4j.nn.conf.layers.BaseLayer)
+                        ((org.deeplearning4j.nn.conf.graph.LayerVertex) v).getLayerConf().getLayer()).getIUpdater())
+                .findFirst().orElseThrow();
+        assertEquals(5e-4, adamBack.getLearningRate(50, 0), 1e-15, "the decay itself survives");
+        assertThrows(IllegalArgumentException.class, () -> new LinearDecaySchedule(1e-3, 0));
     }
 
     @Test

@@ -40,6 +40,8 @@ public final class MstConfig {
     private SparsitySchedule schedule = SparsitySchedule.constant(0.0);
     private int deltaT = 100;
     private int pruneInterval = 0;
+    private double updateScaleExponent = 0.0;
+    private double updateScaleMax = 10.0;
     private DropFraction dropFraction = new DropFraction();
     private GrowMode growMode = GrowMode.MIXED;
     private double gradRandomRatio = 3.0;
@@ -77,6 +79,12 @@ public final class MstConfig {
         if (pruneInterval < 0) {
             throw Args.bad("pruneInterval", pruneInterval, "an integer >= 0 (steps between magnitude-pruning steps while "
                     + "the sparsity target rises; 0 = only at topology updates)");
+        }
+        if (!(updateScaleExponent >= 0 && updateScaleExponent <= 2)) {
+            throw Args.bad("updateScaleExponent", updateScaleExponent, "a number in [0, 2] (0 = off, 1 = SμPar's 1/density)");
+        }
+        if (!(updateScaleMax >= 1)) {
+            throw Args.bad("updateScaleMax", updateScaleMax, "a number >= 1 (cap on the update scale)");
         }
         if (dropFraction == null) {
             throw Args.bad("dropFraction", null, "a drop-fraction schedule");
@@ -241,6 +249,17 @@ public final class MstConfig {
      */
     public int getPruneInterval() { return pruneInterval; }
     public void setPruneInterval(int v) { pruneInterval = v; }
+    /**
+     * α of the density-aware update scale: every optimizer update of a sparse weight is multiplied by
+     * min({@link #getUpdateScaleMax()}, density^-α), density being the layer's current mask density. With Adam a
+     * layer's output moves in proportion to lr times its active fan-in, so at density 0.1 a sparse layer learns about
+     * 10x slower in function space than the dense one; α = 1 is SμPar's Adam learning-rate rule for sparse hidden
+     * weights (Dey et al. 2024, arXiv 2405.15743). 0 (default): off.
+     */
+    public double getUpdateScaleExponent() { return updateScaleExponent; }
+    public void setUpdateScaleExponent(double v) { updateScaleExponent = v; }
+    public double getUpdateScaleMax() { return updateScaleMax; }
+    public void setUpdateScaleMax(double v) { updateScaleMax = v; }
     public DropFraction getDropFraction() { return dropFraction; }
     public void setDropFraction(DropFraction v) { dropFraction = v; }
     public GrowMode getGrowMode() { return growMode; }
@@ -272,7 +291,8 @@ public final class MstConfig {
         MstConfig c = (MstConfig) o;
         return Objects.equals(name, c.name) && Objects.equals(description, c.description)
                 && Objects.equals(source, c.source) && Objects.equals(schedule, c.schedule) && deltaT == c.deltaT
-                && pruneInterval == c.pruneInterval
+                && pruneInterval == c.pruneInterval && updateScaleExponent == c.updateScaleExponent
+                && updateScaleMax == c.updateScaleMax
                 && Objects.equals(dropFraction, c.dropFraction) && growMode == c.growMode
                 && gradRandomRatio == c.gradRandomRatio && distribution == c.distribution
                 && Objects.equals(pattern, c.pattern) && initialMask == c.initialMask

@@ -189,6 +189,16 @@ public final class MstCore {
         return out;
     }
 
+    /** Factor for this step's optimizer update of weight {@code name}: min(max, density^-α); 1 when off. */
+    public double updateScale(String name) {
+        double a = config.getUpdateScaleExponent();
+        LayerMask m = masks.get(name);
+        if (a == 0 || m == null || m.density() <= 0) {
+            return 1.0;
+        }
+        return Math.min(config.getUpdateScaleMax(), Math.pow(m.density(), -a));
+    }
+
     /** Attention pattern of each attention layer for step t. */
     public List<String> attentionPatterns(long t) {
         long tc = Math.min(t, config.getSchedule().getTotalSteps() - 1);
