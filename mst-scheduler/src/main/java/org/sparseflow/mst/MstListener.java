@@ -17,6 +17,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.OpContext;
 import org.nd4j.linalg.dataset.api.MultiDataSet;
+import org.nd4j.linalg.api.ops.impl.transforms.pairwise.arithmetic.Axpy;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.GradientUpdater;
 import org.sparseflow.mst.core.FlopCounter;
@@ -252,15 +253,13 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         scaleUpdates(model);
         long t = core.step();
         core.stepDone(t, model.score());
-        boolean topo = core.isTopologyStep(t);
-        if (topo || core.isPruneStep(t)) {
+        if (core.isMaskStep(t)) {
             Map<String, float[]> w = new HashMap<>();
             for (Dl4jWeights.Binding b : dl4j) {
                 w.put(b.name, rowMajor(b.weight));
             }
-            Map<String, TopologyUpdater.Result> res = topo
-                    ? core.updateTopology(t, w, capturedGrads.isEmpty() ? null : capturedGrads)
-                    : core.pruneToSchedule(t, w);
+            Map<String, TopologyUpdater.Result> res = core.updateMasks(t, w,
+                    capturedGrads.isEmpty() ? null : capturedGrads);
             for (Dl4jWeights.Binding b : dl4j) {
                 TopologyUpdater.Result r = res.get(b.name);
                 if (r.pruned == 0 && r.grown == 0) {
@@ -307,7 +306,7 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
                     LOG.warn("MST update scaling: no update found for {}; it is trained unscaled", b.name);
                 }
             } else if (s != 1.0) {
-                b.weight.subi(u.mul(s - 1.0));
+                Nd4j.exec(new Axpy(u, b.weight, b.weight, 1.0 - s));   // W += (1 - s) u, in place
             }
         }
     }
@@ -445,15 +444,13 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         bindSameDiff(sd);
         long t = core.step();
         core.stepDone(t, loss == null ? Double.NaN : loss.totalLoss());
-        boolean topo = core.isTopologyStep(t);
-        if (topo || core.isPruneStep(t)) {
+        if (core.isMaskStep(t)) {
             Map<String, float[]> w = new HashMap<>();
             for (String name : sdMasks.keySet()) {
                 w.put(name, rowMajor(sd.getArrForVarName(name)));
             }
-            Map<String, TopologyUpdater.Result> res = topo
-                    ? core.updateTopology(t, w, capturedGrads.isEmpty() ? null : capturedGrads)
-                    : core.pruneToSchedule(t, w);
+            Map<String, TopologyUpdater.Result> res = core.updateMasks(t, w,
+                    capturedGrads.isEmpty() ? null : capturedGrads);
             // listeners may receive SameDiff's internal gradient instance, whose updater map is null
             Map<String, GradientUpdater> updaters = attachedSd != null ? attachedSd.getUpdaterMap() : sd.getUpdaterMap();
             if (updaters == null && !warnedNoUpdaters) {
@@ -463,6 +460,9 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
             }
             for (Map.Entry<String, INDArray> e : sdMasks.entrySet()) {
                 TopologyUpdater.Result r = res.get(e.getKey());
+                if (r.pruned == 0 && r.grown == 0) {
+                    continue;
+                }
                 INDArray a = sd.getArrForVarName(e.getKey());
                 e.getValue().assign(toArray(r.mask.toElementMask(), r.mask.rows(), r.mask.cols(), a.dataType()));
                 INDArray keep = changedKeep(r, r.mask.rows(), r.mask.cols(), a.dataType());

@@ -46,8 +46,12 @@ class Dl4jListenerTest {
     }
 
     static MultiLayerNetwork mlp() {
+        return mlp(new Adam(1e-2));
+    }
+
+    static MultiLayerNetwork mlp(org.nd4j.linalg.learning.config.IUpdater updater) {
         MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
-                .dataType(DataType.DOUBLE).updater(new Adam(1e-2)).list()
+                .dataType(DataType.DOUBLE).updater(updater).list()
                 .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
                 .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
                 .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
@@ -206,17 +210,7 @@ class Dl4jListenerTest {
     @Test
     void updateScaleMultipliesEachSparseWeightsStepByItsDensityPower() {
         // plain SGD: the applied step is exactly lr * gradient, so the scaled step must be s times the unscaled one
-        java.util.function.Supplier<MultiLayerNetwork> sgd = () -> {
-            MultiLayerNetwork n = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
-                    .dataType(DataType.DOUBLE).updater(new org.nd4j.linalg.learning.config.Sgd(1e-2)).list()
-                    .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
-                    .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
-                    .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
-                            .activation(Activation.IDENTITY).build())
-                    .build());
-            n.init();
-            return n;
-        };
+        java.util.function.Supplier<MultiLayerNetwork> sgd = () -> mlp(new org.nd4j.linalg.learning.config.Sgd(1e-2));
         MstConfig plain = config(40);
         MstConfig scaled = plain.copy();
         scaled.setUpdateScaleExponent(1.0);

@@ -321,10 +321,8 @@ public final class MstBenchmark {
         core.initialize(w);
         for (long t = 0; t < steps; t++) {
             core.stepDone(t, Double.NaN);
-            if (core.isTopologyStep(t)) {
-                core.updateTopology(t, w, w);
-            } else if (core.isPruneStep(t)) {
-                core.pruneToSchedule(t, w);
+            if (core.isMaskStep(t)) {
+                core.updateMasks(t, w, w);
             }
         }
         return core;

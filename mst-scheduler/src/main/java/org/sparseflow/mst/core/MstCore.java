@@ -15,9 +15,10 @@ import java.util.function.Consumer;
  * weights, call {@link #initialize} once, then per optimizer step:
  * <ol>
  *   <li>before the backward pass: {@link #isTopologyStep(long)} tells whether a dense gradient is needed;</li>
- *   <li>after the optimizer step: {@link #stepDone} (FLOP accounting), then, on topology steps,
- *   {@link #updateTopology} with the weights and dense gradients; the adapter applies the returned masks, zeroes
- *   newly active weights and resets their optimizer state.</li>
+ *   <li>after the optimizer step: {@link #stepDone} (FLOP accounting), then, when {@link #isMaskStep(long)},
+ *   {@link #updateMasks} with the weights and dense gradients (a topology update, or a prune-only step of a rising
+ *   warm-up target); the adapter applies the returned masks, zeroes newly active weights and resets their
+ *   optimizer state.</li>
  * </ol>
  * Step numbers are 0-based counts of optimizer steps; after step t has run, {@link #step()} = t + 1.
  * A topology update runs after step t when (t + 1) is a multiple of ΔT and t + 1 &lt; totalSteps.
@@ -187,6 +188,20 @@ public final class MstCore {
         }
         fillRecord(rec, t + 1, global, 0.0);
         return out;
+    }
+
+    /** Whether masks may change after step t: a topology update or a prune-only step follows it. */
+    public boolean isMaskStep(long t) {
+        return isTopologyStep(t) || isPruneStep(t);
+    }
+
+    /**
+     * The mask change that follows step t: {@link #updateTopology} on topology steps, else {@link #pruneToSchedule}.
+     * @param grads dense gradients of step t (used by topology updates only; may be null for RANDOM)
+     */
+    public Map<String, TopologyUpdater.Result> updateMasks(long t, Map<String, float[]> weights,
+                                                           Map<String, float[]> grads) {
+        return isTopologyStep(t) ? updateTopology(t, weights, grads) : pruneToSchedule(t, weights);
     }
 
     /** Factor for this step's optimizer update of weight {@code name}: min(max, density^-α); 1 when off. */
