@@ -51,7 +51,7 @@ import java.util.Map;
  *   java -jar integration-tests/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
  *        [--variants dense,unstructured,block16] [--out DIR] [--lr X] [--eval-points 5] [--flops-only]
  *        [--mst-config mst|FILE.yaml] [--reuse-dense | --wait-dense] [--model samediff|graph]
- *        [--lr-decay none|linear]
+ *        [--lr-decay none|linear] [--grad-clip X]
  * </pre>
  * <p>{@code --mst-config}: the MST preset or YAML/JSON file the sparse variants use (default: preset {@code mst});
  * its name is printed as {@code preset=} in every RESULT line. {@code --reuse-dense}: take the dense baseline from
@@ -61,6 +61,8 @@ import java.util.Map;
  * {@code --lr}: Adam learning rate, default 2e-3 for {@code --model samediff} and 1e-3 for {@code --model graph}.
  * {@code --lr-decay linear}: the rate falls linearly to 0 at the last step ({@link LinearDecaySchedule}), for the dense
  * baseline and the MST variants alike; a reused dense baseline must have been trained with the same decay.
+ * {@code --grad-clip X} (graph only): {@link ComputationGraphGpt#clipGradients} at X for dense and MST alike, which
+ * lets the graph GPT train at the SameDiff GPT's 2e-3 (it stalls there unclipped); 0 (default) = off.
  * {@code --wait-dense}: as {@code --reuse-dense}, but the file is read after the MST variants have trained, waiting
  * for it if needed, so a dense run and MST runs can go side by side (one per core).
  */
@@ -79,13 +81,14 @@ public final class MstBenchmark {
     static final String USAGE = String.join("\n",
             "usage: mst [--quick | --steps N] [--variants dense,unstructured,block16] [--out DIR] [--lr X]",
             "           [--eval-points N] [--flops-only] [--mst-config PRESET|FILE.yaml] [--reuse-dense | --wait-dense]",
-            "           [--model samediff|graph] [--lr-decay none|linear]",
+            "           [--model samediff|graph] [--lr-decay none|linear] [--grad-clip X]",
             "  --quick          300 steps instead of 2000",
             "  --model graph    ComputationGraph GPT on the block-sparse layers (wall-clock savings are real);",
             "                   samediff (default): SameDiff GPT with masked dense matmuls (FLOPs counted only)",
             "  --mst-config     MST preset (mst, mst-local, rigl, set, gmp, static, dense) or a YAML/JSON file",
             "  --lr             Adam learning rate; default 2e-3 (samediff), 1e-3 (graph)",
             "  --lr-decay       none (default: constant) or linear (to 0 at the last step); dense and MST alike",
+            "  --grad-clip X    graph only: per-parameter L2 gradient clipping at X (0 = off, default); dense and MST alike",
             "  --reuse-dense    read the dense baseline from DIR instead of training it; --wait-dense: wait for it",
             "  --flops-only     print the counted FLOP reduction of the schedule without training",
             "Prints RESULT mst <variant> steps=.. val_loss=.. dense_val_loss=.. loss_gap_pct=.. flop_reduction=.. wall_speedup=..");
@@ -107,6 +110,7 @@ public final class MstBenchmark {
         boolean waitDense = false;   // --wait-dense: as --reuse-dense, for a dense run still going on side by side
         String model = "samediff";
         String lrDecay = "none";
+        double gradClip = 0.0;   // --grad-clip: per-parameter L2 clip of the graph GPT's gradients, 0 = off
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> steps = 300;
@@ -124,13 +128,14 @@ public final class MstBenchmark {
                 }
                 case "--model" -> model = args[++i];
                 case "--lr-decay" -> lrDecay = args[++i];
+                case "--grad-clip" -> gradClip = Double.parseDouble(args[++i]);
                 case "--help", "-h" -> {
                     System.out.println(USAGE);
                     return;
                 }
                 default -> throw new IllegalArgumentException("argument = " + args[i] + " is unknown; allowed: "
                         + "--quick, --steps N, --variants a,b, --out DIR, --lr X, --eval-points N, --flops-only, "
-                        + "--mst-config PRESET|FILE, --reuse-dense, --wait-dense, --model samediff|graph, --lr-decay none|linear");
+                        + "--mst-config PRESET|FILE, --reuse-dense, --wait-dense, --model samediff|graph, --lr-decay none|linear, --grad-clip X");
             }
         }
         if (steps < 10) {
@@ -154,6 +159,15 @@ public final class MstBenchmark {
             throw new IllegalArgumentException("--lr-decay = " + lrDecay + " is unknown; allowed: none (constant), "
                     + "linear (from --lr to 0 at the last step, for dense and MST alike)");
         }
+        if (!(gradClip >= 0 && Double.isFinite(gradClip))) {
+            throw new IllegalArgumentException("--grad-clip = " + gradClip + " is not allowed; allowed: 0 (off) or a"
+                    + " finite number > 0");
+        }
+        if (gradClip > 0 && !model.equals("graph")) {
+            throw new IllegalArgumentException("--grad-clip = " + gradClip + " is not allowed with --model " + model
+                    + "; allowed: --model graph (ComputationGraphGpt.clipGradients)");
+        }
+        TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip);
         MstConfig base = MstConfig.load(mstConfig);
         Files.createDirectories(out);
         Corpus corpus = Corpus.bundled();
@@ -185,18 +199,18 @@ public final class MstBenchmark {
         }
         Path denseFile = out.resolve(graph ? DENSE_GRAPH_RESULT : DENSE_RESULT);
         if (reuseDense && !waitDense) {
-            readDense(denseFile, steps, lr, lrDecay);   // fail before hours of training, not after
+            readDense(denseFile, settings);   // fail before hours of training, not after
         }
         for (String v : order) {
             if (v.equals("dense") && reuseDense) {
                 continue;   // read after the MST variants: a dense run may still be writing it (runs side by side)
             }
             IUpdater adam = adam(lr, lrDecay, steps);
-            Run r = graph ? trainGraph(v, base, gpt, split, evalBatches, steps, adam, evalPoints, out)
+            Run r = graph ? trainGraph(v, base, gpt, split, evalBatches, steps, adam, gradClip, evalPoints, out)
                     : train(v, base, gpt, split, evalBatches, steps, adam, evalPoints, out);
             runs.put(v, r);
             if (v.equals("dense")) {
-                writeDense(denseFile, r, steps, lr, lrDecay, evalPoints);
+                writeDense(denseFile, r, settings, evalPoints);
             }
         }
         if (waitDense) {
@@ -204,7 +218,7 @@ public final class MstBenchmark {
         }
         if (reuseDense) {
             Map<String, Run> withDense = new LinkedHashMap<>();
-            withDense.put("dense", readDense(denseFile, steps, lr, lrDecay));
+            withDense.put("dense", readDense(denseFile, settings));
             System.out.printf(Locale.ROOT, "  dense baseline reused from %s: val_loss=%.4f%n", denseFile,
                     withDense.get("dense").valLoss);
             withDense.putAll(runs);
@@ -231,7 +245,8 @@ public final class MstBenchmark {
                             + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s model=%s%s%n", r.variant, steps, r.valLoss,
                     dense.valLoss, gap, r.denseFlops / r.flops, dense.trainSeconds / r.trainSeconds, r.overheadPct,
                     r.trainSeconds, dense.trainSeconds, machine(), base.getName(), model,
-                    (lrDecay.equals("none") ? "" : " lr_decay=" + lrDecay) + (reuseDense ? " dense=reused" : ""));
+                    (lrDecay.equals("none") ? "" : " lr_decay=" + lrDecay)
+                            + (gradClip > 0 ? " lr=" + lr + " grad_clip=" + gradClip : "") + (reuseDense ? " dense=reused" : ""));
         }
         System.out.println("artefacts (JSONL logs, PNG plots): " + out.toAbsolutePath());
     }
@@ -396,14 +411,18 @@ public final class MstBenchmark {
      */
     static Run trainGraph(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches,
                           int steps, double lr, int evalPoints, Path out) throws Exception {
-        return trainGraph(variant, base, gpt, split, evalBatches, steps, new Adam(lr), evalPoints, out);
+        return trainGraph(variant, base, gpt, split, evalBatches, steps, new Adam(lr), 0.0, evalPoints, out);
     }
 
+    /** {@code gradClip}: threshold of {@link ComputationGraphGpt#clipGradients}, 0 = no clipping. */
     static Run trainGraph(String variant, MstConfig base, GptConfig gpt, TokenSplit split, int[][][] evalBatches,
-                          int steps, IUpdater adam, int evalPoints, Path out) throws Exception {
+                          int steps, IUpdater adam, double gradClip, int evalPoints, Path out) throws Exception {
         boolean dense = variant.equals("dense");
-        ComputationGraph net = new ComputationGraph(ComputationGraphGpt.configuration(gpt, adam.clone(), 0.01,
-                dense ? gpt.context() : ATTENTION_BLOCK));
+        var conf = ComputationGraphGpt.configuration(gpt, adam.clone(), 0.01, dense ? gpt.context() : ATTENTION_BLOCK);
+        if (gradClip > 0) {
+            ComputationGraphGpt.clipGradients(conf, gradClip);
+        }
+        ComputationGraph net = new ComputationGraph(conf);
         net.init();
         MstConfig cfg = configFor(base, variant, steps, true);
         MstListener mst = null;
@@ -495,12 +514,16 @@ public final class MstBenchmark {
     static final String DENSE_RESULT = "dense-result.json";
     static final String DENSE_GRAPH_RESULT = "dense-graph-result.json";
 
+    /** The training settings a reused dense baseline must share with the MST runs it is compared with. */
+    record TrainSettings(int steps, double lr, String lrDecay, double gradClip) {
+    }
+
     /** Saves the dense baseline (val loss, time, loss-vs-FLOPs curve) with the settings it was trained under. */
-    static void writeDense(Path file, Run r, int steps, double lr, String lrDecay, int evalPoints)
-            throws java.io.IOException {
+    static void writeDense(Path file, Run r, TrainSettings t, int evalPoints) throws java.io.IOException {
         var m = new org.nd4j.shade.jackson.databind.ObjectMapper();
         var n = m.createObjectNode();
-        n.put("steps", steps).put("lr", lr).put("lrDecay", lrDecay).put("evalPoints", evalPoints).put("seed", SEED).put("batch", BATCH)
+        n.put("steps", t.steps()).put("lr", t.lr()).put("lrDecay", t.lrDecay()).put("gradClip", t.gradClip())
+                .put("evalPoints", evalPoints).put("seed", SEED).put("batch", BATCH)
                 .put("valLoss", r.valLoss).put("flops", r.flops).put("denseFlops", r.denseFlops)
                 .put("trainSeconds", r.trainSeconds).put("overheadPct", r.overheadPct);
         n.set("curveFlops", m.valueToTree(r.lossVsFlops[0]));
@@ -525,7 +548,7 @@ public final class MstBenchmark {
         }
     }
 
-    static Run readDense(Path file, int steps, double lr, String lrDecay) throws java.io.IOException {
+    static Run readDense(Path file, TrainSettings t) throws java.io.IOException {
         if (!Files.isRegularFile(file)) {
             throw new IllegalArgumentException("--reuse-dense: " + file + " does not exist; run the dense variant once"
                     + " with the same --out first");
@@ -533,12 +556,13 @@ public final class MstBenchmark {
         var n = new org.nd4j.shade.jackson.databind.ObjectMapper().readTree(file.toFile());
         // eval points are not compared: evaluation does not change training, only the curve's resolution
         String decay = n.has("lrDecay") ? n.get("lrDecay").asText() : "none";   // files before --lr-decay: constant
-        if (n.get("steps").asInt() != steps || n.get("lr").asDouble() != lr || !decay.equals(lrDecay)
-                || n.get("seed").asLong() != SEED || n.get("batch").asInt() != BATCH) {
+        double clip = n.has("gradClip") ? n.get("gradClip").asDouble() : 0.0;   // files before --grad-clip: off
+        if (n.get("steps").asInt() != t.steps() || n.get("lr").asDouble() != t.lr() || !decay.equals(t.lrDecay())
+                || clip != t.gradClip() || n.get("seed").asLong() != SEED || n.get("batch").asInt() != BATCH) {
             throw new IllegalArgumentException("--reuse-dense: " + file + " was trained with steps=" + n.get("steps")
-                    + " lr=" + n.get("lr") + " lr_decay=" + decay + " seed=" + n.get("seed") + " batch=" + n.get("batch")
-                    + "; this run needs steps=" + steps + " lr=" + lr + " lr_decay=" + lrDecay + " seed=" + SEED
-                    + " batch=" + BATCH);
+                    + " lr=" + n.get("lr") + " lr_decay=" + decay + " grad_clip=" + clip + " seed=" + n.get("seed")
+                    + " batch=" + n.get("batch") + "; this run needs steps=" + t.steps() + " lr=" + t.lr() + " lr_decay="
+                    + t.lrDecay() + " grad_clip=" + t.gradClip() + " seed=" + SEED + " batch=" + BATCH);
         }
         double[][] curve = new double[2][];
         for (int c = 0; c < 2; c++) {

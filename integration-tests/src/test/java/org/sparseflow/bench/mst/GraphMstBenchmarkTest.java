@@ -33,7 +33,27 @@ class GraphMstBenchmarkTest {
         }
         String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
         assertTrue(out.startsWith("usage: mst") && out.contains("--model graph") && !out.contains("gpt-mini ("), out);
-        assertTrue(out.contains("--lr-decay"), out);
+        assertTrue(out.contains("--lr-decay") && out.contains("--grad-clip"), out);
+    }
+
+    @Test
+    void gradientClipIsCheckedAndPartOfTheReusedDenseBaselinesSettings(@TempDir Path dir) throws Exception {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> MstBenchmark.main(new String[]{"--grad-clip", "-1", "--model", "graph", "--flops-only"}));
+        assertTrue(e.getMessage().contains("--grad-clip = -1.0"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> MstBenchmark.main(new String[]{"--grad-clip", "1", "--flops-only"}));
+        assertTrue(e.getMessage().contains("--model samediff") && e.getMessage().contains("--model graph"), e.getMessage());
+
+        Path file = dir.resolve(MstBenchmark.DENSE_GRAPH_RESULT);
+        MstBenchmark.Run run = new MstBenchmark.Run("dense", 1.5, 2e12, 2e12, 10.0, 0.0,
+                new double[][]{{1e12, 2e12}, {2.0, 1.5}}, java.util.List.of(), MstConfig.preset("dense"));
+        var clipped = new MstBenchmark.TrainSettings(2000, 2e-3, "none", 1.0);
+        MstBenchmark.writeDense(file, run, clipped, 2);
+        assertEquals(1.5, MstBenchmark.readDense(file, clipped).valLoss(), 0.0);
+        e = assertThrows(IllegalArgumentException.class,
+                () -> MstBenchmark.readDense(file, new MstBenchmark.TrainSettings(2000, 2e-3, "none", 0.0)));
+        assertTrue(e.getMessage().contains("grad_clip=1.0") && e.getMessage().contains("grad_clip=0.0"), e.getMessage());
     }
 
     @Test
