@@ -29,7 +29,7 @@ public final class MstConfig {
     /** How the first mask is chosen. */
     public enum InitialMask { RANDOM, MAGNITUDE }
 
-    public static final List<String> PRESETS = List.of("mst", "mst-local", "rigl", "set", "gmp", "static", "dense");
+    public static final List<String> PRESETS = List.of("mst", "mst-local", "mst-gpt-mini", "rigl", "set", "gmp", "static", "dense");
 
     private static final ObjectMapper JSON = mapper(new ObjectMapper());
     private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
