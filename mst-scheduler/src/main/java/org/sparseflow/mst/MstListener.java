@@ -75,6 +75,7 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
     private Map<String, INDArray> sdMasks;
     private SameDiff attachedSd;
     private boolean warnedNoUpdaters;
+    private boolean warnedNoUpdate;   // DL4J update scaling found no update for a bound weight (logged once)
     // overhead measurement
     private long overheadNanos;
     private long lastIterEnd;
@@ -310,8 +311,6 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
             }
         }
     }
-
-    private boolean warnedNoUpdate;
 
     /** 1 everywhere except 0 at elements whose mask changed (grown or pruned). */
     private static INDArray changedKeep(TopologyUpdater.Result r, int rows, int cols, DataType dt) {

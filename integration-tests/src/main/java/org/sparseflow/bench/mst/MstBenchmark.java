@@ -85,7 +85,7 @@ public final class MstBenchmark {
             "  --quick          300 steps instead of 2000",
             "  --model graph    ComputationGraph GPT on the block-sparse layers (wall-clock savings are real);",
             "                   samediff (default): SameDiff GPT with masked dense matmuls (FLOPs counted only)",
-            "  --mst-config     MST preset (mst, mst-local, rigl, set, gmp, static, dense) or a YAML/JSON file",
+            "  --mst-config     MST preset (" + String.join(", ", MstConfig.PRESETS) + ") or a YAML/JSON file",
             "  --lr             Adam learning rate; default 2e-3 (samediff), 1e-3 (graph)",
             "  --lr-decay       none (default: constant) or linear (to 0 at the last step); dense and MST alike",
             "  --grad-clip X    graph only: per-parameter L2 gradient clipping at X (0 = off, default); dense and MST alike",

@@ -34,6 +34,9 @@ class GraphMstBenchmarkTest {
         String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
         assertTrue(out.startsWith("usage: mst") && out.contains("--model graph") && !out.contains("gpt-mini ("), out);
         assertTrue(out.contains("--lr-decay") && out.contains("--grad-clip"), out);
+        for (String preset : org.sparseflow.mst.core.MstConfig.PRESETS) {
+            assertTrue(out.contains(preset), "usage lists preset " + preset + ": " + out);
+        }
     }
 
     @Test
