@@ -295,17 +295,27 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
      * W -= (s - 1) u turns the applied step into s u.
      */
     private void scaleUpdates(Model model) {
-        if (core.config().getUpdateScaleExponent() == 0 || model.gradient() == null) {
+        boolean correct = core.config().isResetBiasCorrection();
+        if ((core.config().getUpdateScaleExponent() == 0 && !correct) || model.gradient() == null) {
             return;
         }
         for (Dl4jWeights.Binding b : dl4j) {
             double s = core.updateScale(b.name);
+            float[] c = null;
+            if (correct) {
+                double[] betas = b.adamBetas();
+                c = betas == null ? null : core.resetCorrection(b.name, core.step(), betas[0], betas[1]);
+            }
             INDArray u = model.gradient().gradientForVariable().get(b.name);
             if (u == null) {
                 if (!warnedNoUpdate) {
                     warnedNoUpdate = true;
                     LOG.warn("MST update scaling: no update found for {}; it is trained unscaled", b.name);
                 }
+            } else if (c != null) {
+                // W += (1 - s c) u, element-wise
+                INDArray f = toArray(c, b.rows, b.cols, b.weight.dataType()).muli(s).rsubi(1.0);
+                b.weight.addi(f.muli(u));
             } else if (s != 1.0) {
                 Nd4j.exec(new Axpy(u, b.weight, b.weight, 1.0 - s));   // W += (1 - s) u, in place
             }
@@ -431,7 +441,16 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         if (m != null) {
             update.muli(m);
             double s = core.updateScale(v.getName());
-            if (s != 1.0) {
+            float[] c = null;
+            if (core.config().isResetBiasCorrection()
+                    && sd.getTrainingConfig().getUpdater() instanceof org.nd4j.linalg.learning.config.Adam) {
+                org.nd4j.linalg.learning.config.Adam a =
+                        (org.nd4j.linalg.learning.config.Adam) sd.getTrainingConfig().getUpdater();
+                c = core.resetCorrection(v.getName(), core.step(), a.getBeta1(), a.getBeta2());
+            }
+            if (c != null) {
+                update.muli(toArray(c, (int) update.size(0), (int) update.size(1), update.dataType()).muli(s));
+            } else if (s != 1.0) {
                 update.muli(s);
             }
         }

@@ -152,6 +152,50 @@ class CoreTest {
     }
 
     @Test
+    void updateScaleFadesLinearlyToOneOverItsWindow() {
+        MstConfig c = MstConfig.preset("mst-gpt-mini");
+        c.setSchedule(SparsitySchedule.constant(0.75));
+        c.setDistribution("UNIFORM");
+        c.setUpdateScaleExponent(1.0);
+        c.setUpdateScaleFadeStart(0.4);
+        c.setUpdateScaleFadeEnd(0.8);
+        MstConfig rt = MstConfig.fromYaml(c.toYaml());
+        assertEquals(0.4, rt.getUpdateScaleFadeStart());
+        assertEquals(0.8, rt.getUpdateScaleFadeEnd());
+        assertEquals(c, rt, "YAML round trip");
+        MstCore core = new MstCore(c.withTotalSteps(100));
+        core.register("a", 40, 50);
+        core.initialize(Map.of("a", randn(2000, 7)));
+        double density = core.masks().get("a").density();
+        assertEquals(0.25, density, 1e-9);
+        Map<Long, Double> seen = new HashMap<>();
+        for (long t = 0; t < 100; t++) {
+            seen.put(t, core.updateScale("a"));
+            core.stepDone(t, 0.0);
+        }
+        assertEquals(4.0, seen.get(0L), 1e-9, "full alpha before the fade: 0.25^-1");
+        assertEquals(4.0, seen.get(39L), 1e-9);
+        assertEquals(Math.pow(0.25, -0.5), seen.get(60L), 1e-9, "half way through the fade: alpha 0.5");
+        assertEquals(1.0, seen.get(80L), 1e-12, "faded out: the optimizer's own step");
+        assertEquals(1.0, seen.get(99L), 1e-12);
+        for (long t = 41; t < 80; t++) {
+            assertTrue(seen.get(t) < seen.get(t - 1), "strictly falling inside the fade at step " + t);
+        }
+        MstConfig noFade = c.copy();
+        noFade.setUpdateScaleFadeStart(1.0);
+        noFade.setUpdateScaleFadeEnd(1.0);
+        assertEquals(1.0, noFade.updateScaleExponentAt(99, 100), "default: no fade");
+        MstConfig bad = c.copy();
+        bad.setUpdateScaleFadeEnd(0.3);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, bad::validate);
+        assertTrue(e.getMessage().contains("updateScaleFadeEnd = 0.3") && e.getMessage().contains("[updateScaleFadeStart = 0.4, 1]"),
+                e.getMessage());
+        bad.setUpdateScaleFadeStart(-0.1);
+        e = assertThrows(IllegalArgumentException.class, bad::validate);
+        assertTrue(e.getMessage().contains("updateScaleFadeStart = -0.1"), e.getMessage());
+    }
+
+    @Test
     void topologyCountsFollowTheAuthorsFormula() {
         SplitMix64 rng = new SplitMix64(1);
         LayerMask m = LayerMask.random("w", 40, 50, MaskPattern.UNSTRUCTURED, 0.2, rng); // n_on = 400, N = 2000

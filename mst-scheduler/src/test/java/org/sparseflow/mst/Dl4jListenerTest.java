@@ -166,6 +166,54 @@ class Dl4jListenerTest {
     }
 
     @Test
+    void resetBiasCorrectionMakesARegrownWeightsFirstAdamStepTheLearningRate() {
+        // Adam's first step from a fresh state is lr * sign(g) (m / sqrt(v) = (1 - β1) / sqrt(1 - β2) with the
+        // bias corrections of step 1). A state reset at step 29 but corrected with the global step 30 moves by
+        // lr * [sqrt(1 - β2^31) / (1 - β1^31)] * (1 - β1) / sqrt(1 - β2) = 0.574 lr instead.
+        double lr = 1e-2, b1 = 0.9, b2 = 0.999;
+        double uncorrected = Math.sqrt(1 - Math.pow(b2, 31)) / (1 - Math.pow(b1, 31)) * (1 - b1) / Math.sqrt(1 - b2);
+        for (boolean correct : new boolean[]{false, true}) {
+            MultiLayerNetwork net = mlp(new Adam(lr));
+            MstConfig cfg = config(40);
+            cfg.setResetBiasCorrection(correct);
+            MstListener mst = new MstListener(cfg.validate());
+            net.setListeners(mst);
+            List<DataSet> d = data(40);
+            for (int i = 0; i < 29; i++) {
+                net.fit(d.get(i));
+            }
+            Map<String, INDArray> before = new HashMap<>();
+            for (String k : List.of("0_W", "1_W")) {
+                before.put(k, maskOf(mst, k));
+            }
+            net.fit(d.get(29));   // topology update after step 29 grows connections (restoration)
+            Map<String, INDArray> grown = new HashMap<>();
+            for (String k : List.of("0_W", "1_W")) {
+                grown.put(k, maskOf(mst, k).mul(before.get(k).rsub(1)));
+                assertEquals(0.0, net.getParam(k).mul(grown.get(k)).norm1Number().doubleValue(), 0.0);
+            }
+            net.fit(d.get(30));   // the regrown weights' first step
+            int n = 0;
+            for (String k : List.of("0_W", "1_W")) {
+                INDArray w = net.getParam(k);
+                INDArray g = grown.get(k);
+                for (long r = 0; r < w.rows(); r++) {
+                    for (long c = 0; c < w.columns(); c++) {
+                        if (g.getDouble(r, c) == 1.0) {
+                            double expect = correct ? lr : uncorrected * lr;
+                            assertEquals(expect, Math.abs(w.getDouble(r, c)), 1e-3 * lr,
+                                    k + "[" + r + ", " + c + "] first step, corrected = " + correct);
+                            n++;
+                        }
+                    }
+                }
+            }
+            assertTrue(n > 0, "connections were regrown");
+        }
+        assertEquals(0.574, uncorrected, 1e-3);
+    }
+
+    @Test
     void pruneStepsBetweenUpdatesZeroPrunedWeightsAndTheirAdamMoments() {
         MultiLayerNetwork net = mlp();
         MstConfig cfg = config(40);
@@ -253,9 +301,21 @@ class Dl4jListenerTest {
         saveLoadContinue(dir, 2, 5);   // warm-up over steps [0, 9]: prune steps before and after the save
     }
 
+    @Test
+    void saveLoadContinueWithResetBiasCorrection(@TempDir Path dir) throws Exception {
+        // the reset steps of the units are part of the state: without them the resumed run corrects nothing
+        saveLoadContinue(dir, 2, 17, true);
+    }
+
     private static void saveLoadContinue(Path dir, int pruneInterval, int saveAt) throws Exception {
+        saveLoadContinue(dir, pruneInterval, saveAt, false);
+    }
+
+    private static void saveLoadContinue(Path dir, int pruneInterval, int saveAt, boolean resetCorrection)
+            throws Exception {
         MstConfig cfg = config(30);
         cfg.setPruneInterval(pruneInterval);
+        cfg.setResetBiasCorrection(resetCorrection);
         List<DataSet> d = data(30);
         MultiLayerNetwork ref = mlp();
         MstListener refMst = new MstListener(cfg.copy());
@@ -276,6 +336,7 @@ class Dl4jListenerTest {
         MultiLayerNetwork b = ModelSerializer.restoreMultiLayerNetwork(f, true);
         MstState state = MstCheckpoint.loadState(f);
         assertEquals(saveAt, state.getStep());
+        assertEquals(resetCorrection, !state.getUnitResetSteps().isEmpty(), "reset steps saved iff corrected");
         MstListener bMst = MstListener.resume(state);
         assertEquals(pruneInterval, bMst.core().config().getPruneInterval(), "restored with the config");
         b.setListeners(bMst);

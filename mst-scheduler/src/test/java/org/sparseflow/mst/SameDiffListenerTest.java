@@ -83,6 +83,56 @@ class SameDiffListenerTest {
     }
 
     @Test
+    void resetBiasCorrectionMakesARegrownVariablesFirstAdamStepTheLearningRate() {
+        // see Dl4jListenerTest: a fresh Adam state's first step is lr * sign(g); corrected with the global step 30
+        // it would be 0.574 lr
+        double lr = 1e-2;
+        for (boolean correct : new boolean[]{false, true}) {
+            SameDiff sd = mlp();
+            MstConfig c = config(40);
+            c.setResetBiasCorrection(correct);
+            MstListener mst = new MstListener(c.validate());
+            mst.addTo(sd);
+            List<DataSet> d = Dl4jListenerTest.data(40);
+            for (int i = 0; i < 29; i++) {
+                sd.fit(d.get(i));
+            }
+            Map<String, INDArray> before = new HashMap<>();
+            for (String k : List.of("w0", "w1")) {
+                before.put(k, mask(mst, k));
+            }
+            sd.fit(d.get(29));
+            Map<String, INDArray> grown = new HashMap<>();
+            for (String k : List.of("w0", "w1")) {
+                grown.put(k, mask(mst, k).mul(before.get(k).rsub(1)));
+            }
+            sd.fit(d.get(30));
+            int n = 0;
+            for (String k : List.of("w0", "w1")) {
+                INDArray w = sd.getArrForVarName(k);
+                INDArray g = grown.get(k);
+                for (long r = 0; r < w.rows(); r++) {
+                    for (long col = 0; col < w.columns(); col++) {
+                        if (g.getDouble(r, col) == 1.0) {
+                            double step = Math.abs(w.getDouble(r, col));
+                            if (step == 0) {
+                                continue;   // a dead hidden unit (its fan-in or fan-out fully pruned): zero gradient
+                            }
+                            if (correct) {
+                                assertEquals(lr, step, 1e-3 * lr, k + "[" + r + ", " + col + "]");
+                            } else {
+                                assertEquals(0.574 * lr, step, 1e-2 * lr, k + "[" + r + ", " + col + "]");
+                            }
+                            n++;
+                        }
+                    }
+                }
+            }
+            assertTrue(n > 0, "connections were regrown");
+        }
+    }
+
+    @Test
     void updateScaleMultipliesTheUpdateOfSparseVariables() {
         DataSet d = Dl4jListenerTest.data(1).get(0);
         Map<String, INDArray> steps = new HashMap<>();

@@ -42,6 +42,9 @@ public final class MstConfig {
     private int pruneInterval = 0;
     private double updateScaleExponent = 0.0;
     private double updateScaleMax = 10.0;
+    private double updateScaleFadeStart = 1.0;
+    private double updateScaleFadeEnd = 1.0;
+    private boolean resetBiasCorrection = false;
     private DropFraction dropFraction = new DropFraction();
     private GrowMode growMode = GrowMode.MIXED;
     private double gradRandomRatio = 3.0;
@@ -85,6 +88,13 @@ public final class MstConfig {
         }
         if (!(updateScaleMax >= 1)) {
             throw Args.bad("updateScaleMax", updateScaleMax, "a number >= 1 (cap on the update scale)");
+        }
+        if (!(updateScaleFadeStart >= 0 && updateScaleFadeStart <= 1)) {
+            throw Args.bad("updateScaleFadeStart", updateScaleFadeStart, "a fraction of the run in [0, 1]");
+        }
+        if (!(updateScaleFadeEnd >= updateScaleFadeStart && updateScaleFadeEnd <= 1)) {
+            throw Args.bad("updateScaleFadeEnd", updateScaleFadeEnd, "a fraction of the run in [updateScaleFadeStart = "
+                    + updateScaleFadeStart + ", 1]");
         }
         if (dropFraction == null) {
             throw Args.bad("dropFraction", null, "a drop-fraction schedule");
@@ -260,6 +270,37 @@ public final class MstConfig {
     public void setUpdateScaleExponent(double v) { updateScaleExponent = v; }
     public double getUpdateScaleMax() { return updateScaleMax; }
     public void setUpdateScaleMax(double v) { updateScaleMax = v; }
+    /**
+     * Fade of the update scale: α applies in full before this fraction of the run, then falls linearly to 0 at
+     * {@link #getUpdateScaleFadeEnd()} (sparse weights then step with the optimizer's own rate, as the dense weights
+     * do). Default 1 (no fade).
+     */
+    public double getUpdateScaleFadeStart() { return updateScaleFadeStart; }
+    public void setUpdateScaleFadeStart(double v) { updateScaleFadeStart = v; }
+    /** Fraction of the run at which a fading update scale reaches α = 0 (scale 1); default 1. */
+    public double getUpdateScaleFadeEnd() { return updateScaleFadeEnd; }
+    public void setUpdateScaleFadeEnd(double v) { updateScaleFadeEnd = v; }
+
+    /**
+     * Whether Adam's bias correction of a weight whose optimizer state MST reset (grown or pruned) counts from the
+     * reset instead of from the start of the run (the listener rescales the update of such weights; Adam only).
+     * Without it a regrown weight's first updates are 3-6x the learning rate: its fresh moments are divided by the
+     * run's bias corrections, which are ~1 late in a run. Default false.
+     */
+    public boolean isResetBiasCorrection() { return resetBiasCorrection; }
+    public void setResetBiasCorrection(boolean v) { resetBiasCorrection = v; }
+
+    /** α of the update scale at step t of a run of totalSteps steps (the fade applied). */
+    public double updateScaleExponentAt(long t, long totalSteps) {
+        double f = totalSteps <= 0 ? 0 : (double) t / totalSteps;
+        if (updateScaleExponent == 0 || f < updateScaleFadeStart) {
+            return updateScaleExponent;
+        }
+        if (f >= updateScaleFadeEnd) {
+            return 0.0;
+        }
+        return updateScaleExponent * (updateScaleFadeEnd - f) / (updateScaleFadeEnd - updateScaleFadeStart);
+    }
     public DropFraction getDropFraction() { return dropFraction; }
     public void setDropFraction(DropFraction v) { dropFraction = v; }
     public GrowMode getGrowMode() { return growMode; }
@@ -292,7 +333,8 @@ public final class MstConfig {
         return Objects.equals(name, c.name) && Objects.equals(description, c.description)
                 && Objects.equals(source, c.source) && Objects.equals(schedule, c.schedule) && deltaT == c.deltaT
                 && pruneInterval == c.pruneInterval && updateScaleExponent == c.updateScaleExponent
-                && updateScaleMax == c.updateScaleMax
+                && updateScaleMax == c.updateScaleMax && updateScaleFadeStart == c.updateScaleFadeStart
+                && updateScaleFadeEnd == c.updateScaleFadeEnd && resetBiasCorrection == c.resetBiasCorrection
                 && Objects.equals(dropFraction, c.dropFraction) && growMode == c.growMode
                 && gradRandomRatio == c.gradRandomRatio && distribution == c.distribution
                 && Objects.equals(pattern, c.pattern) && initialMask == c.initialMask

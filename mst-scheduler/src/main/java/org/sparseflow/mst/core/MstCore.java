@@ -40,6 +40,8 @@ public final class MstCore {
     private long updates;
     private double lastLoss = Double.NaN;
     private boolean initialized;
+    /** Per layer and unit: the step after whose update the unit's optimizer state was last reset (-1: never). */
+    private final Map<String, int[]> unitResetStep = new LinkedHashMap<>();
 
     /** @param config validated config whose schedule has totalSteps set (see {@link MstConfig#withTotalSteps}) */
     public MstCore(MstConfig config) {
@@ -182,6 +184,7 @@ public final class MstCore {
                     GrowMode.NONE, 0, rng);
             out.put(k, r);
             e.setValue(r.mask);
+            noteReset(k, r, t);
             rec.pruned.put(k, r.pruned);
             rec.grown.put(k, 0L);
             rec.prunedTotal += r.pruned;
@@ -204,14 +207,76 @@ public final class MstCore {
         return isTopologyStep(t) ? updateTopology(t, weights, grads) : pruneToSchedule(t, weights);
     }
 
-    /** Factor for this step's optimizer update of weight {@code name}: min(max, density^-α); 1 when off. */
+    /**
+     * Factor for this step's optimizer update of weight {@code name}: min(max, density^-α), α faded per
+     * {@link MstConfig#updateScaleExponentAt}; 1 when off.
+     */
     public double updateScale(String name) {
-        double a = config.getUpdateScaleExponent();
+        double a = config.updateScaleExponentAt(step, config.getSchedule().getTotalSteps());
         LayerMask m = masks.get(name);
         if (a == 0 || m == null || m.density() <= 0) {
             return 1.0;
         }
         return Math.min(config.getUpdateScaleMax(), Math.pow(m.density(), -a));
+    }
+
+    /** Records the units whose mask changed after step t (their optimizer state is reset by the adapter). */
+    private void noteReset(String name, TopologyUpdater.Result r, long t) {
+        if (!config.isResetBiasCorrection()
+                || r.newlyActiveElements.length + r.newlyInactiveElements.length == 0) {
+            return;
+        }
+        LayerMask m = r.mask;
+        int[] u = unitResetStep.computeIfAbsent(name, k -> {
+            int[] a = new int[m.unitCount()];
+            java.util.Arrays.fill(a, -1);
+            return a;
+        });
+        int cols = m.cols();
+        for (int e : r.newlyActiveElements) {
+            u[m.unitOf(e / cols, e % cols)] = (int) t;
+        }
+        for (int e : r.newlyInactiveElements) {
+            u[m.unitOf(e / cols, e % cols)] = (int) t;
+        }
+    }
+
+    /**
+     * Per-element factors that turn Adam's update at step {@code t} into the update of a freshly started Adam for
+     * every weight whose optimizer state was reset (MstConfig#isResetBiasCorrection), or null when no weight of
+     * {@code name} has been reset. Adam divides its moments by the bias corrections 1 - β^(t+1) of the global step;
+     * a state reset after step r has seen only k = t - r gradients, so its moments are too small by 1 - β^k and its
+     * update is too large by up to ~6x (β1 0.9, β2 0.999, k ~ 10). The factor is
+     * [sqrt(1 - β2^k) / (1 - β1^k)] / [sqrt(1 - β2^(t+1)) / (1 - β1^(t+1))]; 1 for weights never reset.
+     */
+    public float[] resetCorrection(String name, long t, double beta1, double beta2) {
+        int[] u = unitResetStep.get(name);
+        if (u == null) {
+            return null;
+        }
+        LayerMask m = masks.get(name);
+        double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
+        Map<Integer, Float> byReset = new HashMap<>();
+        float[] unitFactor = new float[u.length];
+        for (int i = 0; i < u.length; i++) {
+            int r = u[i];
+            if (r < 0 || r >= t) {
+                unitFactor[i] = 1f;
+                continue;
+            }
+            unitFactor[i] = byReset.computeIfAbsent(r, rr -> {
+                long k = t - rr;
+                return (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
+            });
+        }
+        int rows = m.rows(), cols = m.cols();
+        float[] out = new float[rows * cols];
+        for (int rr = 0; rr < rows; rr++) {
+            for (int c = 0; c < cols; c++) {
+                out[rr * cols + c] = unitFactor[m.unitOf(rr, c)];
+            }
+        }
+        return out;
     }
 
     /** Attention pattern of each attention layer for step t. */
@@ -287,6 +352,7 @@ public final class MstCore {
                     config.getGradRandomRatio(), rng);
             out.put(k, r);
             e.setValue(r.mask);
+            noteReset(k, r, t);
             rec.pruned.put(k, r.pruned);
             rec.grown.put(k, r.grown);
             rec.prunedTotal += r.pruned;
@@ -364,6 +430,9 @@ public final class MstCore {
             ms.add(new MstState.Mask(m));
         }
         s.setMasks(ms);
+        Map<String, String> resets = new LinkedHashMap<>();
+        unitResetStep.forEach((k, v) -> resets.put(k, MstState.encodeInts(v)));
+        s.setUnitResetSteps(resets);
         s.setConfig(config.toJson());
         return s;
     }
@@ -391,6 +460,15 @@ public final class MstCore {
         cumFlops = s.getCumulativeFlops();
         cumDense = s.getCumulativeDenseFlops();
         updates = s.getTopologyUpdates();
+        unitResetStep.clear();
+        s.getUnitResetSteps().forEach((k, v) -> {
+            int[] a = MstState.decodeInts(v);
+            if (!masks.containsKey(k) || a.length != masks.get(k).unitCount()) {
+                throw Args.bad("saved unitResetSteps of " + k, a.length + " units",
+                        "a registered layer's unit count");
+            }
+            unitResetStep.put(k, a);
+        });
         initialized = true;
     }
 }

@@ -3,7 +3,9 @@ package org.sparseflow.mst.core;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -69,6 +71,7 @@ public final class MstState {
     private List<String> attentionPatterns = new ArrayList<>();
     private List<Mask> masks = new ArrayList<>();
     private String config;
+    private Map<String, String> unitResetSteps = new LinkedHashMap<>();
 
     public MstState() {
     }
@@ -119,6 +122,27 @@ public final class MstState {
     public void setAttentionPatterns(List<String> v) { attentionPatterns = v; }
     public List<Mask> getMasks() { return masks; }
     public void setMasks(List<Mask> v) { masks = v; }
+    /**
+     * Per layer (only layers with a reset, only with MstConfig#isResetBiasCorrection): for each mask unit, the step
+     * after which its optimizer state was last reset, -1 if never; little-endian int32, Base64.
+     */
+    public Map<String, String> getUnitResetSteps() { return unitResetSteps; }
+    public void setUnitResetSteps(Map<String, String> v) { unitResetSteps = v == null ? new LinkedHashMap<>() : v; }
+
+    static String encodeInts(int[] a) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(a.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.asIntBuffer().put(a);
+        return java.util.Base64.getEncoder().encodeToString(b.array());
+    }
+
+    static int[] decodeInts(String s) {
+        java.nio.IntBuffer b = java.nio.ByteBuffer.wrap(java.util.Base64.getDecoder().decode(s))
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer();
+        int[] a = new int[b.remaining()];
+        b.get(a);
+        return a;
+    }
+
     /** The run's MstConfig as JSON (so a checkpoint is self-describing). */
     public String getConfig() { return config; }
     public void setConfig(String v) { config = v; }
@@ -132,7 +156,8 @@ public final class MstState {
         return version == s.version && step == s.step && phase == s.phase && rngState == s.rngState
                 && cumulativeFlops == s.cumulativeFlops && cumulativeDenseFlops == s.cumulativeDenseFlops
                 && topologyUpdates == s.topologyUpdates && Objects.equals(attentionPatterns, s.attentionPatterns)
-                && Objects.equals(masks, s.masks) && Objects.equals(config, s.config);
+                && Objects.equals(masks, s.masks) && Objects.equals(config, s.config)
+                && Objects.equals(unitResetSteps, s.unitResetSteps);
     }
 
     @Override

@@ -76,6 +76,27 @@ public final class Dl4jWeights {
             return model.gradient() == null ? null : model.gradient().gradientForVariable().get(name);
         }
 
+        /** β1, β2 of the Adam updater of this weight, or null when its updater is not Adam. */
+        public double[] adamBetas() {
+            for (Layer l : new Layer[]{impl, layer}) {
+                Object conf = l.conf().getLayer();
+                if (conf instanceof org.deeplearning4j.nn.api.TrainingConfig) {
+                    try {
+                        org.nd4j.linalg.learning.config.IUpdater u =
+                                ((org.deeplearning4j.nn.api.TrainingConfig) conf).getUpdaterByParam(key);
+                        if (u instanceof org.nd4j.linalg.learning.config.Adam) {
+                            org.nd4j.linalg.learning.config.Adam a = (org.nd4j.linalg.learning.config.Adam) u;
+                            return new double[]{a.getBeta1(), a.getBeta2()};
+                        }
+                        return null;
+                    } catch (RuntimeException e) {
+                        // wrapper configurations may not know the wrapped layer's params: try the next one
+                    }
+                }
+            }
+            return null;
+        }
+
         public void requestDense(boolean on) {
             if (sparseLayer) {
                 invoke(impl, "setDenseGradientRequested", new Class<?>[]{boolean.class}, on);
