@@ -314,6 +314,49 @@ class CoreTest {
     }
 
     @Test
+    void densityWeightsShiftTheBudgetBetweenLayers() {
+        Map<String, int[]> shapes = new LinkedHashMap<>();
+        shapes.put("h0_attn_Wq", new int[]{128, 128});
+        shapes.put("h0_fc_W", new int[]{128, 512});
+        shapes.put("h0_proj_W", new int[]{512, 128});
+        MstConfig c = MstConfig.preset("mst-gpt-mini");
+        c.setDistribution("UNIFORM");
+        c.setDensityWeights(new LinkedHashMap<>(Map.of(".*_(fc|proj)_W", 2.0)));
+        MstConfig rt = MstConfig.fromYaml(c.toYaml());
+        assertEquals(c, rt, "YAML round trip");
+        assertEquals(2.0, rt.densityWeightOf("h3_fc_W"));
+        assertEquals(1.0, rt.densityWeightOf("h3_attn_Wk"));
+        Map<String, Double> w = new HashMap<>();
+        shapes.keySet().forEach(k -> w.put(k, c.densityWeightOf(k)));
+        for (DensityAllocator.Kind kind : DensityAllocator.Kind.values()) {
+            Map<String, Double> plain = DensityAllocator.allocate(shapes, Map.of(), 0.2, kind);
+            Map<String, Double> d = DensityAllocator.allocate(shapes, Map.of(), 0.2, kind, w);
+            double kept = 0;
+            double total = 0;
+            for (var e : shapes.entrySet()) {
+                double n = e.getValue()[0] * (double) e.getValue()[1];
+                kept += n * d.get(e.getKey());
+                total += n;
+            }
+            assertEquals(0.2, kept / total, 1e-9, kind + ": same budget");
+            assertEquals(2.0 * plain.get("h0_fc_W") / plain.get("h0_attn_Wq"), d.get("h0_fc_W") / d.get("h0_attn_Wq"),
+                    1e-9, kind + ": the weight doubles the MLP's share");
+            assertTrue(d.get("h0_attn_Wq") < plain.get("h0_attn_Wq"));
+        }
+        // a weight that would push a layer past dense caps it there and re-solves the rest
+        Map<String, Double> capped = DensityAllocator.allocate(shapes, Map.of(), 0.6, DensityAllocator.Kind.UNIFORM,
+                Map.of("h0_fc_W", 10.0));
+        assertEquals(1.0, capped.get("h0_fc_W"));
+        MstConfig bad = c.copy();
+        bad.setDensityWeights(new LinkedHashMap<>(Map.of(".*fc.*", -1.0)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, bad::validate);
+        assertTrue(e.getMessage().contains("densityWeights[.*fc.*] = -1.0"), e.getMessage());
+        bad.setDensityWeights(new LinkedHashMap<>(Map.of("(", 1.0)));
+        e = assertThrows(IllegalArgumentException.class, bad::validate);
+        assertTrue(e.getMessage().contains("densityWeights"), e.getMessage());
+    }
+
+    @Test
     void attentionScheduleAndDensity() {
         SparsitySchedule s = MstConfig.preset("mst").withTotalSteps(200).getSchedule();   // WARMUP [0, 30), ULTRA [30, 170)
         AttentionSchedule a = MstConfig.preset("mst").getAttention();

@@ -14,6 +14,8 @@ import java.util.Set;
  *   equals density·Σ n_l; a layer whose density would exceed 1 becomes dense and ε is solved again.
  *   For 2-D weights ERK equals ER (the kernel dimensions are 1).</li>
  * </ul>
+ * Optional per-layer weights w_l multiply the raw share (density_l = ε·w_l·raw_l, raw_l = 1 for UNIFORM), e.g. to
+ * give MLP weights more of the budget than attention projections; a weighted layer is still capped at dense.
  * Layers with a fixed density (N:M) keep it and are taken out of the budget first.
  * This is the mst-scheduler's own copy of the rule so the core has no dependency; dl4j-sparse-layers'
  * {@code DensityDistribution} implements the same formula for initial sparsification.
@@ -33,6 +35,14 @@ public final class DensityAllocator {
      */
     public static Map<String, Double> allocate(Map<String, int[]> shapes, Map<String, Double> fixed,
                                                double globalDensity, Kind kind) {
+        return allocate(shapes, fixed, globalDensity, kind, Map.of());
+    }
+
+    /**
+     * As {@link #allocate(Map, Map, double, Kind)} with per-layer weights (layer name -> weight > 0; absent = 1).
+     */
+    public static Map<String, Double> allocate(Map<String, int[]> shapes, Map<String, Double> fixed,
+                                               double globalDensity, Kind kind, Map<String, Double> weights) {
         if (!(globalDensity > 0 && globalDensity <= 1)) {
             throw Args.bad("globalDensity", globalDensity, "a density in (0, 1]");
         }
@@ -46,7 +56,8 @@ public final class DensityAllocator {
                 fixedKept += n * fixed.get(e.getKey());
             }
         }
-        if (kind == Kind.UNIFORM) {
+        boolean weighted = weights.values().stream().anyMatch(w -> w != 1.0);
+        if (kind == Kind.UNIFORM && !weighted) {
             for (String k : shapes.keySet()) {
                 out.put(k, fixed.getOrDefault(k, globalDensity));
             }
@@ -66,14 +77,15 @@ public final class DensityAllocator {
                 if (dense.contains(k)) {
                     budget -= n;
                 } else {
-                    rawSum += n * raw(e.getValue());
+                    rawSum += n * raw(kind, e.getValue(), weights.getOrDefault(k, 1.0));
                 }
             }
             eps = rawSum > 0 ? Math.max(0, budget) / rawSum : 0;
             boolean changed = false;
             for (Map.Entry<String, int[]> e : shapes.entrySet()) {
                 String k = e.getKey();
-                if (!fixed.containsKey(k) && !dense.contains(k) && eps * raw(e.getValue()) > 1) {
+                if (!fixed.containsKey(k) && !dense.contains(k)
+                        && eps * raw(kind, e.getValue(), weights.getOrDefault(k, 1.0)) > 1) {
                     dense.add(k);
                     changed = true;
                 }
@@ -84,13 +96,15 @@ public final class DensityAllocator {
         }
         for (Map.Entry<String, int[]> e : shapes.entrySet()) {
             String k = e.getKey();
-            double d = fixed.containsKey(k) ? fixed.get(k) : dense.contains(k) ? 1.0 : eps * raw(e.getValue());
+            double d = fixed.containsKey(k) ? fixed.get(k) : dense.contains(k) ? 1.0
+                    : eps * raw(kind, e.getValue(), weights.getOrDefault(k, 1.0));
             out.put(k, Math.min(1.0, d));
         }
         return out;
     }
 
-    private static double raw(int[] shape) {
-        return (double) (shape[0] + shape[1]) / ((double) shape[0] * shape[1]);
+    private static double raw(Kind kind, int[] shape, double weight) {
+        double r = kind == Kind.UNIFORM ? 1.0 : (double) (shape[0] + shape[1]) / ((double) shape[0] * shape[1]);
+        return weight * r;
     }
 }

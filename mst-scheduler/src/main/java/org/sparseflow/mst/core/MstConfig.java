@@ -49,6 +49,7 @@ public final class MstConfig {
     private GrowMode growMode = GrowMode.MIXED;
     private double gradRandomRatio = 3.0;
     private DensityAllocator.Kind distribution = DensityAllocator.Kind.ER;
+    private java.util.LinkedHashMap<String, Double> densityWeights = new java.util.LinkedHashMap<>();
     private String pattern = "unstructured";
     private InitialMask initialMask = InitialMask.RANDOM;
     private boolean updateTopology = true;
@@ -109,6 +110,16 @@ public final class MstConfig {
         if (growMode == GrowMode.NONE && updateTopology && schedule.everDecreases()) {
             throw Args.bad("growMode", growMode, "GRADIENT, RANDOM or MIXED: the schedule lowers sparsity, so "
                     + "connections must be regrown");
+        }
+        if (densityWeights == null) {
+            throw Args.bad("densityWeights", null, "a map of layer-name regex -> weight (may be empty)");
+        }
+        for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
+            regex("densityWeights", e.getKey());
+            Double w = e.getValue();
+            if (w == null || !(w > 0) || w.isInfinite()) {
+                throw Args.bad("densityWeights[" + e.getKey() + "]", w, "a finite weight > 0");
+            }
         }
         MaskPattern.parse(pattern);
         for (String r : include) {
@@ -309,6 +320,23 @@ public final class MstConfig {
     public void setGradRandomRatio(double v) { gradRandomRatio = v; }
     public DensityAllocator.Kind getDistribution() { return distribution; }
     public void setDistribution(String v) { distribution = Args.parseEnum(DensityAllocator.Kind.class, "distribution", v); }
+    /**
+     * Per-layer weights on the distribution's share (layer-name regex -> weight, first match wins, default 1):
+     * density_l ∝ weight_l · share_l, within the same global budget (DensityAllocator). Default empty.
+     */
+    public java.util.LinkedHashMap<String, Double> getDensityWeights() { return densityWeights; }
+    public void setDensityWeights(java.util.LinkedHashMap<String, Double> v) { densityWeights = v; }
+
+    /** The density weight of a layer: the first matching {@link #getDensityWeights()} entry, else 1. */
+    public double densityWeightOf(String layer) {
+        for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
+            if (regex("densityWeights", e.getKey()).matcher(layer).matches()) {
+                return e.getValue();
+            }
+        }
+        return 1.0;
+    }
+
     public String getPattern() { return pattern; }
     public void setPattern(String v) { pattern = v; }
     public InitialMask getInitialMask() { return initialMask; }
@@ -337,6 +365,7 @@ public final class MstConfig {
                 && updateScaleFadeEnd == c.updateScaleFadeEnd && resetBiasCorrection == c.resetBiasCorrection
                 && Objects.equals(dropFraction, c.dropFraction) && growMode == c.growMode
                 && gradRandomRatio == c.gradRandomRatio && distribution == c.distribution
+                && Objects.equals(densityWeights, c.densityWeights)
                 && Objects.equals(pattern, c.pattern) && initialMask == c.initialMask
                 && updateTopology == c.updateTopology && Objects.equals(include, c.include)
                 && Objects.equals(exclude, c.exclude) && seed == c.seed && Objects.equals(attention, c.attention);

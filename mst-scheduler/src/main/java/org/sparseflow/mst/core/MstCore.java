@@ -94,8 +94,12 @@ public final class MstCore {
                 fixed.put(k, pattern.fixedDensity());
             }
         }
+        Map<String, Double> weights = new HashMap<>();
+        for (String k : shapes.keySet()) {
+            weights.put(k, config.densityWeightOf(k));
+        }
         Map<String, Double> d = DensityAllocator.allocate(shapes, fixed, 1.0 - globalSparsity,
-                config.getDistribution());
+                config.getDistribution(), weights);
         Map<String, Double> s = new LinkedHashMap<>();
         d.forEach((k, v) -> s.put(k, Math.max(0.0, Math.min(1.0 - 1e-12, 1.0 - v))));
         return s;
