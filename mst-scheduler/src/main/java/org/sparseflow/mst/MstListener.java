@@ -71,6 +71,7 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
     // DL4J
     private List<Dl4jWeights.Binding> dl4j;
     private final Map<String, float[]> capturedGrads = new HashMap<>();
+    private final Map<String, INDArray> correctionBuffers = new HashMap<>();
     // SameDiff
     private Map<String, INDArray> sdMasks;
     private SameDiff attachedSd;
@@ -313,13 +314,24 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
                     LOG.warn("MST update scaling: no update found for {}; it is trained unscaled", b.name);
                 }
             } else if (c != null) {
-                // W += (1 - s c) u, element-wise
-                INDArray f = toArray(c, b.rows, b.cols, b.weight.dataType()).muli(s).rsubi(1.0);
-                b.weight.addi(f.muli(u));
+                // W += (1 - s c) u, element-wise, in a buffer laid out like the weight (mixed orders are slow)
+                INDArray f = correctionBuffer(b.name, b.weight);
+                f.assign(Nd4j.create(c, new long[]{b.rows, b.cols}, 'c'));
+                f.muli(s).rsubi(1.0).muli(u);
+                b.weight.addi(f);
             } else if (s != 1.0) {
                 Nd4j.exec(new Axpy(u, b.weight, b.weight, 1.0 - s));   // W += (1 - s) u, in place
             }
         }
+    }
+
+    private INDArray correctionBuffer(String name, INDArray like) {
+        INDArray f = correctionBuffers.get(name);
+        if (f == null) {
+            f = Nd4j.createUninitialized(like.dataType(), like.shape(), like.ordering());
+            correctionBuffers.put(name, f);
+        }
+        return f;
     }
 
     /** 1 everywhere except 0 at elements whose mask changed (grown or pruned). */

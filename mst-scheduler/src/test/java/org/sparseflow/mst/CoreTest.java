@@ -314,6 +314,61 @@ class CoreTest {
     }
 
     @Test
+    void resetCorrectionFollowsEachBlocksLastResetAndSurvivesTheState() {
+        MstConfig c = MstConfig.preset("mst");
+        c.setSchedule(threePhase(RampShape.LINEAR));
+        c.setPattern("block4");
+        c.setDistribution("UNIFORM");
+        c.setResetBiasCorrection(true);
+        MstCore core = new MstCore(c.withTotalSteps(1000));
+        core.register("a", 16, 32);
+        core.register("b", 32, 8);
+        Map<String, float[]> w = Map.of("a", randn(512, 8), "b", randn(256, 9));
+        core.initialize(w);
+        assertNull(core.resetCorrection("a", 0, 0.9, 0.999), "nothing reset yet");
+        Map<String, Map<Integer, Long>> lastReset = new HashMap<>();   // unit -> step, tracked from the masks
+        for (long t = 0; t < 750; t++) {
+            core.stepDone(t, 0.0);
+            if (core.isMaskStep(t)) {
+                Map<String, LayerMask> before = new HashMap<>(core.masks());
+                core.updateMasks(t, w, w);
+                for (String k : List.of("a", "b")) {
+                    LayerMask m0 = before.get(k), m1 = core.masks().get(k);
+                    for (int u = 0; u < m1.unitCount(); u++) {
+                        if (m0.isUnitActive(u) != m1.isUnitActive(u)) {
+                            lastReset.computeIfAbsent(k, x -> new HashMap<>()).put(u, t);
+                        }
+                    }
+                }
+            }
+        }
+        long t = 750;
+        double global = Math.sqrt(1 - Math.pow(0.999, t + 1)) / (1 - Math.pow(0.9, t + 1));
+        int young = 0;
+        for (String k : List.of("a", "b")) {
+            float[] f = core.resetCorrection(k, t, 0.9, 0.999);
+            LayerMask m = core.masks().get(k);
+            for (int r = 0; r < m.rows(); r++) {
+                for (int col = 0; col < m.cols(); col++) {
+                    Long reset = lastReset.getOrDefault(k, Map.of()).get(m.unitOf(r, col));
+                    double expect = reset == null ? 1.0 : Math.sqrt(1 - Math.pow(0.999, t - reset))
+                            / (1 - Math.pow(0.9, t - reset)) / global;
+                    assertEquals(expect, f[r * m.cols() + col], 1e-6, k + "[" + r + ", " + col + "]");
+                    young += reset == null ? 0 : 1;
+                }
+            }
+        }
+        assertTrue(young > 0, "the schedule reset some blocks");
+        MstCore back = new MstCore(c.withTotalSteps(1000));
+        back.register("a", 16, 32);
+        back.register("b", 32, 8);
+        back.restore(MstState.fromJson(core.state().toJson()));
+        for (String k : List.of("a", "b")) {
+            assertArrayEquals(core.resetCorrection(k, t, 0.9, 0.999), back.resetCorrection(k, t, 0.9, 0.999), k);
+        }
+    }
+
+    @Test
     void densityWeightsShiftTheBudgetBetweenLayers() {
         Map<String, int[]> shapes = new LinkedHashMap<>();
         shapes.put("h0_attn_Wq", new int[]{128, 128});

@@ -40,8 +40,10 @@ public final class MstCore {
     private long updates;
     private double lastLoss = Double.NaN;
     private boolean initialized;
-    /** Per layer and unit: the step after whose update the unit's optimizer state was last reset (-1: never). */
-    private final Map<String, int[]> unitResetStep = new LinkedHashMap<>();
+    /** Per layer and unit: index into resetEventSteps of the unit's last optimizer-state reset (-1: never). */
+    private final Map<String, int[]> unitResetEvent = new LinkedHashMap<>();
+    /** Steps after which some unit's optimizer state was reset, ascending. */
+    private final List<Integer> resetEventSteps = new ArrayList<>();
 
     /** @param config validated config whose schedule has totalSteps set (see {@link MstConfig#withTotalSteps}) */
     public MstCore(MstConfig config) {
@@ -230,54 +232,60 @@ public final class MstCore {
                 || r.newlyActiveElements.length + r.newlyInactiveElements.length == 0) {
             return;
         }
+        if (resetEventSteps.isEmpty() || resetEventSteps.get(resetEventSteps.size() - 1) != t) {
+            resetEventSteps.add((int) t);
+        }
+        int event = resetEventSteps.size() - 1;
         LayerMask m = r.mask;
-        int[] u = unitResetStep.computeIfAbsent(name, k -> {
+        int[] u = unitResetEvent.computeIfAbsent(name, k -> {
             int[] a = new int[m.unitCount()];
             java.util.Arrays.fill(a, -1);
             return a;
         });
         int cols = m.cols();
         for (int e : r.newlyActiveElements) {
-            u[m.unitOf(e / cols, e % cols)] = (int) t;
+            u[m.unitOf(e / cols, e % cols)] = event;
         }
         for (int e : r.newlyInactiveElements) {
-            u[m.unitOf(e / cols, e % cols)] = (int) t;
+            u[m.unitOf(e / cols, e % cols)] = event;
         }
     }
 
     /**
-     * Per-element factors that turn Adam's update at step {@code t} into the update of a freshly started Adam for
-     * every weight whose optimizer state was reset (MstConfig#isResetBiasCorrection), or null when no weight of
-     * {@code name} has been reset. Adam divides its moments by the bias corrections 1 - β^(t+1) of the global step;
-     * a state reset after step r has seen only k = t - r gradients, so its moments are too small by 1 - β^k and its
-     * update is too large by up to ~6x (β1 0.9, β2 0.999, k ~ 10). The factor is
+     * Per-element factors (row-major [rows, cols]) that turn Adam's update at step {@code t} into the update of a
+     * freshly started Adam for every weight whose optimizer state was reset (MstConfig#isResetBiasCorrection), or
+     * null when no weight of {@code name} has been reset. Adam divides its moments by the bias corrections
+     * 1 - β^(t+1) of the global step; a state reset after step r has seen only k = t - r gradients, so its moments
+     * are too small by 1 - β^k and its update is off by up to ~6x (β1 0.9, β2 0.999, k ~ 10). The factor is
      * [sqrt(1 - β2^k) / (1 - β1^k)] / [sqrt(1 - β2^(t+1)) / (1 - β1^(t+1))]; 1 for weights never reset.
      */
     public float[] resetCorrection(String name, long t, double beta1, double beta2) {
-        int[] u = unitResetStep.get(name);
+        int[] u = unitResetEvent.get(name);
         if (u == null) {
             return null;
         }
-        LayerMask m = masks.get(name);
         double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
-        Map<Integer, Float> byReset = new HashMap<>();
-        float[] unitFactor = new float[u.length];
-        for (int i = 0; i < u.length; i++) {
-            int r = u[i];
-            if (r < 0 || r >= t) {
-                unitFactor[i] = 1f;
-                continue;
-            }
-            unitFactor[i] = byReset.computeIfAbsent(r, rr -> {
-                long k = t - rr;
-                return (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
-            });
+        float[] byEvent = new float[resetEventSteps.size()];
+        for (int i = 0; i < byEvent.length; i++) {
+            long k = t - resetEventSteps.get(i);
+            byEvent[i] = k <= 0 ? 1f : (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
         }
+        LayerMask m = masks.get(name);
         int rows = m.rows(), cols = m.cols();
         float[] out = new float[rows * cols];
-        for (int rr = 0; rr < rows; rr++) {
-            for (int c = 0; c < cols; c++) {
-                out[rr * cols + c] = unitFactor[m.unitOf(rr, c)];
+        if (m.pattern().kind() == MaskPattern.Kind.BLOCK) {
+            int b = m.pattern().blockSize();
+            int blockCols = cols / b;
+            for (int r = 0; r < rows; r++) {
+                int unitRow = (r / b) * blockCols;
+                for (int bc = 0; bc < blockCols; bc++) {
+                    int ev = u[unitRow + bc];
+                    java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, ev < 0 ? 1f : byEvent[ev]);
+                }
+            }
+        } else {
+            for (int i = 0; i < out.length; i++) {
+                out[i] = u[i] < 0 ? 1f : byEvent[u[i]];
             }
         }
         return out;
@@ -435,7 +443,13 @@ public final class MstCore {
         }
         s.setMasks(ms);
         Map<String, String> resets = new LinkedHashMap<>();
-        unitResetStep.forEach((k, v) -> resets.put(k, MstState.encodeInts(v)));
+        unitResetEvent.forEach((k, v) -> {
+            int[] steps = new int[v.length];
+            for (int i = 0; i < v.length; i++) {
+                steps[i] = v[i] < 0 ? -1 : resetEventSteps.get(v[i]);
+            }
+            resets.put(k, MstState.encodeInts(steps));
+        });
         s.setUnitResetSteps(resets);
         s.setConfig(config.toJson());
         return s;
@@ -464,14 +478,30 @@ public final class MstCore {
         cumFlops = s.getCumulativeFlops();
         cumDense = s.getCumulativeDenseFlops();
         updates = s.getTopologyUpdates();
-        unitResetStep.clear();
+        unitResetEvent.clear();
+        resetEventSteps.clear();
+        Map<String, int[]> savedSteps = new LinkedHashMap<>();
+        java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
         s.getUnitResetSteps().forEach((k, v) -> {
             int[] a = MstState.decodeInts(v);
             if (!masks.containsKey(k) || a.length != masks.get(k).unitCount()) {
                 throw Args.bad("saved unitResetSteps of " + k, a.length + " units",
                         "a registered layer's unit count");
             }
-            unitResetStep.put(k, a);
+            savedSteps.put(k, a);
+            for (int x : a) {
+                if (x >= 0) {
+                    distinct.add(x);
+                }
+            }
+        });
+        resetEventSteps.addAll(distinct);
+        savedSteps.forEach((k, a) -> {
+            int[] ev = new int[a.length];
+            for (int i = 0; i < a.length; i++) {
+                ev[i] = a[i] < 0 ? -1 : java.util.Collections.binarySearch(resetEventSteps, a[i]);
+            }
+            unitResetEvent.put(k, ev);
         });
         initialized = true;
     }
