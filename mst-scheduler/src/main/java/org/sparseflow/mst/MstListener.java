@@ -22,6 +22,7 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.GradientUpdater;
 import org.sparseflow.mst.core.FlopCounter;
 import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MaskPattern;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.MstState;
@@ -302,27 +303,83 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
         }
         for (Dl4jWeights.Binding b : dl4j) {
             double s = core.updateScale(b.name);
-            float[] c = null;
-            if (correct) {
-                double[] betas = b.adamBetas();
-                c = betas == null ? null : core.resetCorrection(b.name, core.step(), betas[0], betas[1]);
-            }
             INDArray u = model.gradient().gradientForVariable().get(b.name);
             if (u == null) {
                 if (!warnedNoUpdate) {
                     warnedNoUpdate = true;
                     LOG.warn("MST update scaling: no update found for {}; it is trained unscaled", b.name);
                 }
-            } else if (c != null) {
-                // W += (1 - s c) u, element-wise, in a buffer laid out like the weight (mixed orders are slow)
-                INDArray f = correctionBuffer(b.name, b.weight);
-                f.assign(Nd4j.create(c, new long[]{b.rows, b.cols}, 'c'));
-                f.muli(s).rsubi(1.0).muli(u);
-                b.weight.addi(f);
-            } else if (s != 1.0) {
+                continue;
+            }
+            if (s != 1.0) {
                 Nd4j.exec(new Axpy(u, b.weight, b.weight, 1.0 - s));   // W += (1 - s) u, in place
             }
+            double[] betas = correct ? b.adamBetas() : null;
+            if (betas != null) {
+                // then W += s (1 - c) u on the active units whose optimizer state was reset: W += (1 - s c) u in all
+                float[] c = core.resetUnitCorrection(b.name, core.step(), betas[0], betas[1]);
+                if (c != null && !correctActiveUnits(b.weight, u, s, c, core.masks().get(b.name))) {
+                    INDArray f = correctionBuffer(b.name, b.weight);
+                    f.assign(Nd4j.create(core.resetCorrection(b.name, core.step(), betas[0], betas[1]),
+                            new long[]{b.rows, b.cols}, 'c'));
+                    f.rsubi(1.0).muli(s).muli(u);
+                    b.weight.addi(f);
+                }
+            }
         }
+    }
+
+    /**
+     * W += s (1 - c_unit) u on active units with c_unit != 1, straight on the float buffers (pruned units have a
+     * zero update; units never reset have c = 1), so the cost follows the active young units, not the layer size.
+     * @return false when the arrays are not plain float matrices (the caller then uses ND4J ops)
+     */
+    private static boolean correctActiveUnits(INDArray w, INDArray u, double s, float[] unitFactor, LayerMask m) {
+        if (!FAST_CORRECTION || w.dataType() != DataType.FLOAT || u.dataType() != DataType.FLOAT || w.rank() != 2
+                || u.rank() != 2) {
+            return false;
+        }
+        java.nio.FloatBuffer wb = floatsOf(w), ub = floatsOf(u);
+        long w0 = w.stride(0), w1 = w.stride(1), u0 = u.stride(0), u1 = u.stride(1);
+        int cols = m.cols();
+        int b = m.pattern().kind() == MaskPattern.Kind.BLOCK ? m.pattern().blockSize() : 1;
+        int blockCols = cols / b;
+        for (int unit = 0; unit < unitFactor.length; unit++) {
+            float c = unitFactor[unit];
+            if (c == 1f || !m.isUnitActive(unit)) {
+                continue;
+            }
+            float k = (float) (s * (1.0 - c));
+            int r0 = (unit / blockCols) * b, c0 = (unit % blockCols) * b;
+            for (int r = r0; r < r0 + b; r++) {
+                for (int col = c0; col < c0 + b; col++) {
+                    int wi = (int) (r * w0 + col * w1);
+                    wb.put(wi, wb.get(wi) + k * ub.get((int) (r * u0 + col * u1)));
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Set false by tests to compare the direct-buffer path of {@link #correctActiveUnits} with the ND4J one. */
+    static boolean FAST_CORRECTION = true;
+
+    /**
+     * The memory of a float array from its element 0 through its last element, as a FloatBuffer indexed by
+     * r * stride(0) + c * stride(1). A view's DataBuffer address already includes the buffer's own offset, so only
+     * the array's offset beyond it is added.
+     */
+    private static java.nio.FloatBuffer floatsOf(INDArray a) {
+        org.bytedeco.javacpp.Pointer p = a.data().addressPointer();
+        long addr = p.address() + (p.position() + a.offset() - a.data().offset()) * 4L;
+        long span = 1 + (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1);
+        org.bytedeco.javacpp.FloatPointer f = new org.bytedeco.javacpp.FloatPointer() {
+            {
+                address = addr;
+            }
+        };
+        f.capacity(span).limit(span);
+        return f.asBuffer();
     }
 
     private INDArray correctionBuffer(String name, INDArray like) {

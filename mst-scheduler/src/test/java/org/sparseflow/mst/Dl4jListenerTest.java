@@ -214,6 +214,45 @@ class Dl4jListenerTest {
     }
 
     @Test
+    void directBufferResetCorrectionEqualsTheNd4jPath() {
+        // float weights are corrected straight on their memory (views with offsets and 'f' strides); the ND4J path
+        // must give the same parameters, for element and block units
+        for (String pattern : List.of("unstructured", "block4")) {
+            Map<Boolean, INDArray> params = new HashMap<>();
+            for (boolean fast : new boolean[]{true, false}) {
+                MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
+                        .dataType(DataType.FLOAT).updater(new Adam(1e-2)).list()
+                        .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
+                        .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
+                        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
+                                .activation(Activation.IDENTITY).build())
+                        .build());
+                net.init();
+                MstConfig cfg = config(40);
+                cfg.setPattern(pattern);
+                cfg.setResetBiasCorrection(true);
+                cfg.setUpdateScaleExponent(0.5);
+                MstListener mst = new MstListener(cfg.validate());
+                net.setListeners(mst);
+                boolean before = MstListener.FAST_CORRECTION;
+                MstListener.FAST_CORRECTION = fast;
+                try {
+                    for (DataSet d : data(40)) {
+                        net.fit(new DataSet(d.getFeatures().castTo(DataType.FLOAT), d.getLabels().castTo(DataType.FLOAT)));
+                    }
+                } finally {
+                    MstListener.FAST_CORRECTION = before;
+                }
+                assertTrue(mst.core().resetCorrection("1_W", 39, 0.9, 0.999) != null, "units were reset");
+                params.put(fast, net.params().dup());
+            }
+            INDArray diff = params.get(true).sub(params.get(false));
+            assertTrue(diff.amaxNumber().doubleValue() < 1e-5, pattern + ": max difference " + diff.amaxNumber());
+            assertTrue(params.get(true).amaxNumber().doubleValue() > 0.1);
+        }
+    }
+
+    @Test
     void pruneStepsBetweenUpdatesZeroPrunedWeightsAndTheirAdamMoments() {
         MultiLayerNetwork net = mlp();
         MstConfig cfg = config(40);

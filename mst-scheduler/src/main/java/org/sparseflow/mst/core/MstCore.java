@@ -260,15 +260,9 @@ public final class MstCore {
      * [sqrt(1 - β2^k) / (1 - β1^k)] / [sqrt(1 - β2^(t+1)) / (1 - β1^(t+1))]; 1 for weights never reset.
      */
     public float[] resetCorrection(String name, long t, double beta1, double beta2) {
-        int[] u = unitResetEvent.get(name);
-        if (u == null) {
+        float[] unit = resetUnitCorrection(name, t, beta1, beta2);
+        if (unit == null) {
             return null;
-        }
-        double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
-        float[] byEvent = new float[resetEventSteps.size()];
-        for (int i = 0; i < byEvent.length; i++) {
-            long k = t - resetEventSteps.get(i);
-            byEvent[i] = k <= 0 ? 1f : (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
         }
         LayerMask m = masks.get(name);
         int rows = m.rows(), cols = m.cols();
@@ -279,14 +273,33 @@ public final class MstCore {
             for (int r = 0; r < rows; r++) {
                 int unitRow = (r / b) * blockCols;
                 for (int bc = 0; bc < blockCols; bc++) {
-                    int ev = u[unitRow + bc];
-                    java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, ev < 0 ? 1f : byEvent[ev]);
+                    java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, unit[unitRow + bc]);
                 }
             }
         } else {
-            for (int i = 0; i < out.length; i++) {
-                out[i] = u[i] < 0 ? 1f : byEvent[u[i]];
-            }
+            System.arraycopy(unit, 0, out, 0, out.length);
+        }
+        return out;
+    }
+
+    /**
+     * As {@link #resetCorrection} but per mask unit (blocks for blockB patterns, elements otherwise), so adapters can
+     * touch only the units that need it; null when no unit of {@code name} has been reset.
+     */
+    public float[] resetUnitCorrection(String name, long t, double beta1, double beta2) {
+        int[] u = unitResetEvent.get(name);
+        if (u == null) {
+            return null;
+        }
+        double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
+        float[] byEvent = new float[resetEventSteps.size()];
+        for (int i = 0; i < byEvent.length; i++) {
+            long k = t - resetEventSteps.get(i);
+            byEvent[i] = k <= 0 ? 1f : (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
+        }
+        float[] out = new float[u.length];
+        for (int i = 0; i < u.length; i++) {
+            out[i] = u[i] < 0 ? 1f : byEvent[u[i]];
         }
         return out;
     }
