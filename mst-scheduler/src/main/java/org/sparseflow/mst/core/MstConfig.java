@@ -22,14 +22,14 @@ import java.util.regex.PatternSyntaxException;
  * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and the attention
  * schedule. JSON/YAML via ND4J's shaded Jackson; this is also the schema of the {@code mst} section of
  * dl4j-sparse-layers' {@code SparsityConfig} (see {@link #fromJsonTree}). Presets ship in the jar:
- * {@link #preset(String)} with "mst", "rigl", "set", "gmp", "static", "dense".
+ * {@link #preset(String)} with the names in {@link #PRESETS}.
  */
 public final class MstConfig {
 
     /** How the first mask is chosen. */
     public enum InitialMask { RANDOM, MAGNITUDE }
 
-    public static final List<String> PRESETS = List.of("mst", "mst-local", "mst-gpt-mini", "rigl", "set", "gmp", "static", "dense");
+    public static final List<String> PRESETS = List.of("mst", "mst-local", "mst-gpt-mini", "mst-gpt-mini-block16", "rigl", "set", "gmp", "static", "dense");
 
     private static final ObjectMapper JSON = mapper(new ObjectMapper());
     private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
