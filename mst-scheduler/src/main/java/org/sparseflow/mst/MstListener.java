@@ -320,8 +320,7 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
                 float[] c = core.resetUnitCorrection(b.name, core.step(), betas[0], betas[1]);
                 if (c != null && !correctActiveUnits(b.weight, u, s, c, core.masks().get(b.name))) {
                     INDArray f = correctionBuffer(b.name, b.weight);
-                    f.assign(Nd4j.create(core.resetCorrection(b.name, core.step(), betas[0], betas[1]),
-                            new long[]{b.rows, b.cols}, 'c'));
+                    f.assign(Nd4j.create(core.unitsToElements(b.name, c), new long[]{b.rows, b.cols}, 'c'));
                     f.rsubi(1.0).muli(s).muli(u);
                     b.weight.addi(f);
                 }
@@ -364,14 +363,9 @@ public final class MstListener implements TrainingListener, org.nd4j.autodiff.li
     /** Set false by tests to compare the direct-buffer path of {@link #correctActiveUnits} with the ND4J one. */
     static boolean FAST_CORRECTION = true;
 
-    /**
-     * The memory of a float array from its element 0 through its last element, as a FloatBuffer indexed by
-     * r * stride(0) + c * stride(1). A view's DataBuffer address already includes the buffer's own offset, so only
-     * the array's offset beyond it is added.
-     */
+    /** The memory of a float array from element 0 through its last element, indexed by r * stride(0) + c * stride(1). */
     private static java.nio.FloatBuffer floatsOf(INDArray a) {
-        org.bytedeco.javacpp.Pointer p = a.data().addressPointer();
-        long addr = p.address() + (p.position() + a.offset() - a.data().offset()) * 4L;
+        long addr = org.sparseflow.ops.NativeAddress.of(a);
         long span = 1 + (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1);
         org.bytedeco.javacpp.FloatPointer f = new org.bytedeco.javacpp.FloatPointer() {
             {

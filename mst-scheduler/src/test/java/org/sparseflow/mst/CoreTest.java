@@ -291,13 +291,8 @@ class CoreTest {
         assertThrows(IllegalArgumentException.class, () -> MaskPattern.parse("diagonal"));
     }
 
-    @Test
-    void erAllocationMatchesBudgetAndFallsBackToDense() {
-        Map<String, int[]> shapes = new LinkedHashMap<>();
-        shapes.put("small", new int[]{8, 8});
-        shapes.put("big", new int[]{512, 512});
-        shapes.put("wide", new int[]{128, 2048});
-        Map<String, Double> d = DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityAllocator.Kind.ER);
+    /** Fraction of all weights kept by per-layer densities {@code d}. */
+    private static double keptFraction(Map<String, int[]> shapes, Map<String, Double> d) {
         double kept = 0;
         double total = 0;
         for (var e : shapes.entrySet()) {
@@ -305,7 +300,17 @@ class CoreTest {
             kept += n * d.get(e.getKey());
             total += n;
         }
-        assertEquals(0.1, kept / total, 1e-9);
+        return kept / total;
+    }
+
+    @Test
+    void erAllocationMatchesBudgetAndFallsBackToDense() {
+        Map<String, int[]> shapes = new LinkedHashMap<>();
+        shapes.put("small", new int[]{8, 8});
+        shapes.put("big", new int[]{512, 512});
+        shapes.put("wide", new int[]{128, 2048});
+        Map<String, Double> d = DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityAllocator.Kind.ER);
+        assertEquals(0.1, keptFraction(shapes, d), 1e-9);
         assertEquals(1.0, d.get("small"), "tiny layer would exceed density 1 -> dense");
         // ER ratio between non-dense layers = ratio of (r+c)/(r c)
         double ratio = d.get("big") / d.get("wide");
@@ -366,6 +371,10 @@ class CoreTest {
         for (String k : List.of("a", "b")) {
             assertArrayEquals(core.resetCorrection(k, t, 0.9, 0.999), back.resetCorrection(k, t, 0.9, 0.999), k);
         }
+        MstState wrongUnits = MstState.fromJson(core.state().toJson());
+        wrongUnits.getUnitResetSteps().put("a", wrongUnits.getUnitResetSteps().get("b"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> back.restore(wrongUnits));
+        assertTrue(e.getMessage().contains("unitResetSteps of a") && e.getMessage().contains("32 units"), e.getMessage());
     }
 
     @Test
@@ -386,14 +395,7 @@ class CoreTest {
         for (DensityAllocator.Kind kind : DensityAllocator.Kind.values()) {
             Map<String, Double> plain = DensityAllocator.allocate(shapes, Map.of(), 0.2, kind);
             Map<String, Double> d = DensityAllocator.allocate(shapes, Map.of(), 0.2, kind, w);
-            double kept = 0;
-            double total = 0;
-            for (var e : shapes.entrySet()) {
-                double n = e.getValue()[0] * (double) e.getValue()[1];
-                kept += n * d.get(e.getKey());
-                total += n;
-            }
-            assertEquals(0.2, kept / total, 1e-9, kind + ": same budget");
+            assertEquals(0.2, keptFraction(shapes, d), 1e-9, kind + ": same budget");
             assertEquals(2.0 * plain.get("h0_fc_W") / plain.get("h0_attn_Wq"), d.get("h0_fc_W") / d.get("h0_attn_Wq"),
                     1e-9, kind + ": the weight doubles the MLP's share");
             assertTrue(d.get("h0_attn_Wq") < plain.get("h0_attn_Wq"));

@@ -50,8 +50,12 @@ class Dl4jListenerTest {
     }
 
     static MultiLayerNetwork mlp(org.nd4j.linalg.learning.config.IUpdater updater) {
+        return mlp(updater, DataType.DOUBLE);
+    }
+
+    static MultiLayerNetwork mlp(org.nd4j.linalg.learning.config.IUpdater updater, DataType dataType) {
         MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
-                .dataType(DataType.DOUBLE).updater(updater).list()
+                .dataType(dataType).updater(updater).list()
                 .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
                 .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
                 .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
@@ -105,6 +109,19 @@ class Dl4jListenerTest {
     static INDArray maskOf(MstListener mst, String name) {
         LayerMask m = mst.core().masks().get(name);
         return Nd4j.create(m.toElementMask(), new long[]{m.rows(), m.cols()}, 'c').castTo(DataType.DOUBLE);
+    }
+
+    /** |w| at the positions where {@code where} is 1 (row by row). */
+    static List<Double> magnitudesAt(INDArray w, INDArray where) {
+        List<Double> out = new ArrayList<>();
+        for (long r = 0; r < w.rows(); r++) {
+            for (long c = 0; c < w.columns(); c++) {
+                if (where.getDouble(r, c) == 1.0) {
+                    out.add(Math.abs(w.getDouble(r, c)));
+                }
+            }
+        }
+        return out;
     }
 
     /** Adam m and v of param {@code key}, in the weight's shape. */
@@ -195,17 +212,9 @@ class Dl4jListenerTest {
             net.fit(d.get(30));   // the regrown weights' first step
             int n = 0;
             for (String k : List.of("0_W", "1_W")) {
-                INDArray w = net.getParam(k);
-                INDArray g = grown.get(k);
-                for (long r = 0; r < w.rows(); r++) {
-                    for (long c = 0; c < w.columns(); c++) {
-                        if (g.getDouble(r, c) == 1.0) {
-                            double expect = correct ? lr : uncorrected * lr;
-                            assertEquals(expect, Math.abs(w.getDouble(r, c)), 1e-3 * lr,
-                                    k + "[" + r + ", " + c + "] first step, corrected = " + correct);
-                            n++;
-                        }
-                    }
+                for (double step : magnitudesAt(net.getParam(k), grown.get(k))) {
+                    assertEquals(correct ? lr : uncorrected * lr, step, 1e-3 * lr, k + " first step, corrected = " + correct);
+                    n++;
                 }
             }
             assertTrue(n > 0, "connections were regrown");
@@ -220,14 +229,7 @@ class Dl4jListenerTest {
         for (String pattern : List.of("unstructured", "block4")) {
             Map<Boolean, INDArray> params = new HashMap<>();
             for (boolean fast : new boolean[]{true, false}) {
-                MultiLayerNetwork net = new MultiLayerNetwork(new NeuralNetConfiguration.Builder().seed(7)
-                        .dataType(DataType.FLOAT).updater(new Adam(1e-2)).list()
-                        .layer(new DenseLayer.Builder().nIn(12).nOut(32).activation(Activation.TANH).build())
-                        .layer(new DenseLayer.Builder().nIn(32).nOut(16).activation(Activation.TANH).build())
-                        .layer(new OutputLayer.Builder(LossFunctions.LossFunction.MSE).nIn(16).nOut(3)
-                                .activation(Activation.IDENTITY).build())
-                        .build());
-                net.init();
+                MultiLayerNetwork net = mlp(new Adam(1e-2), DataType.FLOAT);
                 MstConfig cfg = config(40);
                 cfg.setPattern(pattern);
                 cfg.setResetBiasCorrection(true);

@@ -109,23 +109,16 @@ class SameDiffListenerTest {
             sd.fit(d.get(30));
             int n = 0;
             for (String k : List.of("w0", "w1")) {
-                INDArray w = sd.getArrForVarName(k);
-                INDArray g = grown.get(k);
-                for (long r = 0; r < w.rows(); r++) {
-                    for (long col = 0; col < w.columns(); col++) {
-                        if (g.getDouble(r, col) == 1.0) {
-                            double step = Math.abs(w.getDouble(r, col));
-                            if (step == 0) {
-                                continue;   // a dead hidden unit (its fan-in or fan-out fully pruned): zero gradient
-                            }
-                            if (correct) {
-                                assertEquals(lr, step, 1e-3 * lr, k + "[" + r + ", " + col + "]");
-                            } else {
-                                assertEquals(0.574 * lr, step, 1e-2 * lr, k + "[" + r + ", " + col + "]");
-                            }
-                            n++;
-                        }
+                for (double step : Dl4jListenerTest.magnitudesAt(sd.getArrForVarName(k), grown.get(k))) {
+                    if (step == 0) {
+                        continue;   // a dead hidden unit (its fan-in or fan-out fully pruned): zero gradient
                     }
+                    if (correct) {
+                        assertEquals(lr, step, 1e-3 * lr, k);
+                    } else {
+                        assertEquals(0.574 * lr, step, 1e-2 * lr, k);
+                    }
+                    n++;
                 }
             }
             assertTrue(n > 0, "connections were regrown");

@@ -261,23 +261,24 @@ public final class MstCore {
      */
     public float[] resetCorrection(String name, long t, double beta1, double beta2) {
         float[] unit = resetUnitCorrection(name, t, beta1, beta2);
-        if (unit == null) {
-            return null;
-        }
+        return unit == null ? null : unitsToElements(name, unit);
+    }
+
+    /** Expands per-unit values of layer {@code name} (blocks or elements) to its row-major [rows, cols] elements. */
+    public float[] unitsToElements(String name, float[] perUnit) {
         LayerMask m = masks.get(name);
+        if (m.pattern().kind() != MaskPattern.Kind.BLOCK) {
+            return perUnit.clone();
+        }
         int rows = m.rows(), cols = m.cols();
+        int b = m.pattern().blockSize();
+        int blockCols = cols / b;
         float[] out = new float[rows * cols];
-        if (m.pattern().kind() == MaskPattern.Kind.BLOCK) {
-            int b = m.pattern().blockSize();
-            int blockCols = cols / b;
-            for (int r = 0; r < rows; r++) {
-                int unitRow = (r / b) * blockCols;
-                for (int bc = 0; bc < blockCols; bc++) {
-                    java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, unit[unitRow + bc]);
-                }
+        for (int r = 0; r < rows; r++) {
+            int unitRow = (r / b) * blockCols;
+            for (int bc = 0; bc < blockCols; bc++) {
+                java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
             }
-        } else {
-            System.arraycopy(unit, 0, out, 0, out.length);
         }
         return out;
     }
@@ -497,9 +498,12 @@ public final class MstCore {
         java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
         s.getUnitResetSteps().forEach((k, v) -> {
             int[] a = MstState.decodeInts(v);
-            if (!masks.containsKey(k) || a.length != masks.get(k).unitCount()) {
+            if (!masks.containsKey(k)) {
+                throw Args.bad("saved unitResetSteps layer", k, "one of the registered layers " + masks.keySet());
+            }
+            if (a.length != masks.get(k).unitCount()) {
                 throw Args.bad("saved unitResetSteps of " + k, a.length + " units",
-                        "a registered layer's unit count");
+                        masks.get(k).unitCount() + " units (the layer's mask)");
             }
             savedSteps.put(k, a);
             for (int x : a) {

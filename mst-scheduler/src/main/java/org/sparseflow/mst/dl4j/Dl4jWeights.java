@@ -76,8 +76,19 @@ public final class Dl4jWeights {
             return model.gradient() == null ? null : model.gradient().gradientForVariable().get(name);
         }
 
-        /** β1, β2 of the Adam updater of this weight, or null when its updater is not Adam. */
+        private double[] adamBetas;
+        private boolean adamBetasKnown;
+
+        /** β1, β2 of the Adam updater of this weight, or null when its updater is not Adam (looked up once). */
         public double[] adamBetas() {
+            if (!adamBetasKnown) {
+                adamBetas = findAdamBetas();
+                adamBetasKnown = true;
+            }
+            return adamBetas;
+        }
+
+        private double[] findAdamBetas() {
             for (Layer l : new Layer[]{impl, layer}) {
                 Object conf = l.conf().getLayer();
                 if (conf instanceof org.deeplearning4j.nn.api.TrainingConfig) {
