@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.shade.jackson.databind.JsonNode;
@@ -25,72 +24,113 @@ import org.sparseflow.dataflow.sim.SimulationReport;
 
 class SimulationTest {
 
-    @Test
-    void gpt13bSparseOnSn30BeatsDenseA100AndDataflowBeatsKernelByKernel() {
-        Comparison c = Simulate.compare(GptSpec.preset("gpt3-13b").sparsity(0.875), ChipSpec.builtin("sn30"), GpuSpec.builtin("a100"), 8);
-        assertEquals(128, c.dataflow().microBatches(), "1024 sequences over 8 chips");
-        assertTrue(c.flopReduction() > 4.5 && c.flopReduction() < 5.5, "87.5% sparse linears cut step FLOPs ~5x: " + c.flopReduction());
-        assertTrue(c.dataflowOverKernelByKernel() > 1.5, "fusion + pipelining must pay off on a DDR chip: " + c.dataflowOverKernelByKernel());
-        assertTrue(c.speedupVsBaseline() > 1.0);
-        assertTrue(c.gpuDense().utilisation() > 0.3 && c.gpuDense().utilisation() < 0.9, "dense GPU utilisation " + c.gpuDense().utilisation());
-        assertTrue(c.gpuDense().notes().stream().anyMatch(n -> n.contains("shard")), "13B does not fit one A100: the report must say so");
-    }
+  @Test
+  void gpt13bSparseOnSn30BeatsDenseA100AndDataflowBeatsKernelByKernel() {
+    Comparison c =
+        Simulate.compare(
+            GptSpec.preset("gpt3-13b").sparsity(0.875),
+            ChipSpec.builtin("sn30"),
+            GpuSpec.builtin("a100"),
+            8);
+    assertEquals(128, c.dataflow().microBatches(), "1024 sequences over 8 chips");
+    assertTrue(
+        c.flopReduction() > 4.5 && c.flopReduction() < 5.5,
+        "87.5% sparse linears cut step FLOPs ~5x: " + c.flopReduction());
+    assertTrue(
+        c.dataflowOverKernelByKernel() > 1.5,
+        "fusion + pipelining must pay off on a DDR chip: " + c.dataflowOverKernelByKernel());
+    assertTrue(c.speedupVsBaseline() > 1.0);
+    assertTrue(
+        c.gpuDense().utilisation() > 0.3 && c.gpuDense().utilisation() < 0.9,
+        "dense GPU utilisation " + c.gpuDense().utilisation());
+    assertTrue(
+        c.gpuDense().notes().stream().anyMatch(n -> n.contains("shard")),
+        "13B does not fit one A100: the report must say so");
+  }
 
-    @Test
-    void reportJsonRoundTripsAndTraceIsValid(@TempDir Path dir) throws Exception {
-        Comparison c = Simulate.compare(GptSpec.preset("gpt-mini").sparsity(0.5), ChipSpec.builtin("sn10"), GpuSpec.builtin("h100"), 1);
-        SimulationReport r = c.dataflow();
-        SimulationReport back = ReportJson.fromJson(ReportJson.toJson(r));
-        assertEquals(r, back);
-        JsonNode trace = new ObjectMapper().readTree(ChromeTrace.toJson(List.of(c.dataflow(), c.gpuDense())));
-        long complete = 0;
-        for (JsonNode e : trace.get("traceEvents")) if (e.get("ph").asText().equals("X")) {
-            complete++;
-            assertTrue(e.get("dur").asDouble() >= 0 && e.get("ts").asDouble() >= 0);
-        }
-        assertEquals(r.sections().size() + r.kernels().size() + c.gpuDense().sections().size(), complete);
-        JsonNode all = new ObjectMapper().readTree(ReportJson.toJson(c));
-        assertEquals("SIMULATED", all.get("label").asText());
-        assertEquals(c.speedupVsBaseline(), all.get("speedupVsBaseline").asDouble(), 1e-12);
+  @Test
+  void reportJsonRoundTripsAndTraceIsValid(@TempDir Path dir) throws Exception {
+    Comparison c =
+        Simulate.compare(
+            GptSpec.preset("gpt-mini").sparsity(0.5),
+            ChipSpec.builtin("sn10"),
+            GpuSpec.builtin("h100"),
+            1);
+    SimulationReport r = c.dataflow();
+    SimulationReport back = ReportJson.fromJson(ReportJson.toJson(r));
+    assertEquals(r, back);
+    JsonNode trace =
+        new ObjectMapper().readTree(ChromeTrace.toJson(List.of(c.dataflow(), c.gpuDense())));
+    long complete = 0;
+    for (JsonNode e : trace.get("traceEvents")) {
+      if (e.get("ph").asText().equals("X")) {
+        complete++;
+        assertTrue(e.get("dur").asDouble() >= 0 && e.get("ts").asDouble() >= 0);
+      }
     }
+    assertEquals(
+        r.sections().size() + r.kernels().size() + c.gpuDense().sections().size(), complete);
+    JsonNode all = new ObjectMapper().readTree(ReportJson.toJson(c));
+    assertEquals("SIMULATED", all.get("label").asText());
+    assertEquals(c.speedupVsBaseline(), all.get("speedupVsBaseline").asDouble(), 1e-12);
+  }
 
-    @Test
-    void simulateCommandPrintsResultLinesAndWritesFiles(@TempDir Path dir) throws Exception {
-        SimulateRunner.Options o = new SimulateRunner.Options();
-        o.model = "gpt-mini";
-        o.sparsity = 0.75;
-        o.pattern = "block16";
-        o.chip = "sn30";
-        o.baseline = "a100";
-        o.out = dir;
-        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
-        int code = SimulateRunner.run(o, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        String text = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
-        assertTrue(text.contains("SIMULATED"));
-        assertTrue(text.matches("(?s).*RESULT dataflow gpt-mini mode=dataflow chip=SN30 step_ms=[0-9.]+.*"), text);
-        assertTrue(text.matches("(?s).*RESULT dataflow gpt-mini mode=kernel-by-kernel chip=SN30 step_ms=[0-9.]+.*"), text);
-        assertTrue(text.matches("(?s).*RESULT dataflow gpt-mini speedup_vs_baseline=[0-9.]+.*"), text);
-        assertTrue(Files.size(dir.resolve("report.json")) > 100);
-        assertTrue(Files.size(dir.resolve("trace.json")) > 100);
-        byte[] png = Files.readAllBytes(dir.resolve("step-time.png"));
-        assertEquals((byte) 0x89, png[0]);
-        assertEquals('P', png[1]);
-    }
+  @Test
+  void simulateCommandPrintsResultLinesAndWritesFiles(@TempDir Path dir) throws Exception {
+    SimulateRunner.Options o = new SimulateRunner.Options();
+    o.model = "gpt-mini";
+    o.sparsity = 0.75;
+    o.pattern = "block16";
+    o.chip = "sn30";
+    o.baseline = "a100";
+    o.out = dir;
+    ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+    int code =
+        SimulateRunner.run(
+            o,
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    String text = out.toString(StandardCharsets.UTF_8);
+    assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
+    assertTrue(text.contains("SIMULATED"));
+    assertTrue(
+        text.matches("(?s).*RESULT dataflow gpt-mini mode=dataflow chip=SN30 step_ms=[0-9.]+.*"),
+        text);
+    assertTrue(
+        text.matches(
+            "(?s).*RESULT dataflow gpt-mini mode=kernel-by-kernel chip=SN30 step_ms=[0-9.]+.*"),
+        text);
+    assertTrue(text.matches("(?s).*RESULT dataflow gpt-mini speedup_vs_baseline=[0-9.]+.*"), text);
+    assertTrue(Files.size(dir.resolve("report.json")) > 100);
+    assertTrue(Files.size(dir.resolve("trace.json")) > 100);
+    byte[] png = Files.readAllBytes(dir.resolve("step-time.png"));
+    assertEquals((byte) 0x89, png[0]);
+    assertEquals('P', png[1]);
+  }
 
-    @Test
-    void badOptionsGiveExitCode2AndNameTheOption() {
-        SimulateRunner.Options o = new SimulateRunner.Options();
-        o.model = "gpt-mini";
-        o.pattern = "3:3";
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = SimulateRunner.run(o, new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8));
-        assertEquals(2, code);
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("3:3"), err.toString(StandardCharsets.UTF_8));
-        o.pattern = "unstructured";
-        o.chip = "tpu";
-        err.reset();
-        assertEquals(2, SimulateRunner.run(o, new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8)));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("tpu"));
-    }
+  @Test
+  void badOptionsGiveExitCode2AndNameTheOption() {
+    SimulateRunner.Options o = new SimulateRunner.Options();
+    o.model = "gpt-mini";
+    o.pattern = "3:3";
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int code =
+        SimulateRunner.run(
+            o,
+            new PrintStream(new ByteArrayOutputStream()),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertEquals(2, code);
+    assertTrue(
+        err.toString(StandardCharsets.UTF_8).contains("3:3"), err.toString(StandardCharsets.UTF_8));
+    o.pattern = "unstructured";
+    o.chip = "tpu";
+    err.reset();
+    assertEquals(
+        2,
+        SimulateRunner.run(
+            o,
+            new PrintStream(new ByteArrayOutputStream()),
+            new PrintStream(err, true, StandardCharsets.UTF_8)));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("tpu"));
+  }
 }

@@ -2,90 +2,130 @@ package org.sparseflow.cli;
 
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-
 import org.sparseflow.dataflow.api.SimulateRunner;
-
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code sparseflow simulate}: one training step of a GPT model, sparse on a simulated dataflow chip
- * versus dense on a GPU. All logic lives in {@link SimulateRunner} (dataflow-backend). SIMULATED numbers.
+ * {@code sparseflow simulate}: one training step of a GPT model, sparse on a simulated dataflow
+ * chip versus dense on a GPU. All logic lives in {@link SimulateRunner} (dataflow-backend).
+ * SIMULATED numbers.
  */
-@Command(name = "simulate", mixinStandardHelpOptions = true,
-        description = {"SIMULATED: time one training step of a GPT model on a dataflow chip (dataflow and kernel-by-kernel modes)",
-                "and compare it with the dense model on a GPU (kernel-by-kernel roofline). Assumptions: docs/dataflow-model.md."})
+@Command(
+    name = "simulate",
+    mixinStandardHelpOptions = true,
+    description = {
+      "SIMULATED: time one training step of a GPT model on a dataflow chip (dataflow and"
+          + " kernel-by-kernel modes)",
+      "and compare it with the dense model on a GPU (kernel-by-kernel roofline). Assumptions:"
+          + " docs/dataflow-model.md."
+    })
 public final class SimulateCommand implements Callable<Integer> {
 
-    @Option(names = "--model", defaultValue = "gpt3-13b", description = "gpt-mini, gpt2-small, gpt3-13b, or a GPT JSON file written by GptSpec.toJson() (default: ${DEFAULT-VALUE})")
-    String model;
+  @Option(
+      names = "--model",
+      defaultValue = "gpt3-13b",
+      description =
+          "gpt-mini, gpt2-small, gpt3-13b, or a GPT JSON file written by GptSpec.toJson() (default:"
+              + " ${DEFAULT-VALUE})")
+  String model;
 
-    @Option(names = "--seq", description = "sequence length (default: the model's)")
-    Integer seq;
+  @Option(names = "--seq", description = "sequence length (default: the model's)")
+  Integer seq;
 
-    @Option(names = "--layers", description = "number of decoder layers (default: the model's)")
-    Integer layers;
+  @Option(names = "--layers", description = "number of decoder layers (default: the model's)")
+  Integer layers;
 
-    @Option(names = "--batch", description = "sequences per micro-batch on one chip (default: the model's, 1 for gpt3-13b)")
-    Integer batch;
+  @Option(
+      names = "--batch",
+      description = "sequences per micro-batch on one chip (default: the model's, 1 for gpt3-13b)")
+  Integer batch;
 
-    @Option(names = "--global-batch", description = "sequences per optimizer step over all chips (default: the model's; gpt3-13b: 1024 = 2M tokens)")
-    Integer globalBatch;
+  @Option(
+      names = "--global-batch",
+      description =
+          "sequences per optimizer step over all chips (default: the model's; gpt3-13b: 1024 = 2M"
+              + " tokens)")
+  Integer globalBatch;
 
-    @Option(names = "--sparsity", defaultValue = "0.875", description = "fraction of pruned weights in the sparse linear layers (default: ${DEFAULT-VALUE})")
-    double sparsity;
+  @Option(
+      names = "--sparsity",
+      defaultValue = "0.875",
+      description =
+          "fraction of pruned weights in the sparse linear layers (default: ${DEFAULT-VALUE})")
+  double sparsity;
 
-    @Option(names = "--pattern", defaultValue = "unstructured", description = "unstructured | block16 (blockN) | 2:4 (N:M) (default: ${DEFAULT-VALUE})")
-    String pattern;
+  @Option(
+      names = "--pattern",
+      defaultValue = "unstructured",
+      description = "unstructured | block16 (blockN) | 2:4 (N:M) (default: ${DEFAULT-VALUE})")
+  String pattern;
 
-    @Option(names = "--recompute", defaultValue = "attention", description = "activation recompute: none | attention | full (default: ${DEFAULT-VALUE})")
-    String recompute;
+  @Option(
+      names = "--recompute",
+      defaultValue = "attention",
+      description = "activation recompute: none | attention | full (default: ${DEFAULT-VALUE})")
+  String recompute;
 
-    @Option(names = "--chip", defaultValue = "sn30", description = "sn10 | sn30 | sn40l (default: ${DEFAULT-VALUE})")
-    String chip;
+  @Option(
+      names = "--chip",
+      defaultValue = "sn30",
+      description = "sn10 | sn30 | sn40l (default: ${DEFAULT-VALUE})")
+  String chip;
 
-    @Option(names = "--chip-file", description = "your own chip JSON file (overrides --chip)")
-    Path chipFile;
+  @Option(names = "--chip-file", description = "your own chip JSON file (overrides --chip)")
+  Path chipFile;
 
-    @Option(names = "--baseline", defaultValue = "a100", description = "a100 (= a100-80gb) | a100-40gb | a100-80gb | h100 (default: ${DEFAULT-VALUE})")
-    String baseline;
+  @Option(
+      names = "--baseline",
+      defaultValue = "a100",
+      description = "a100 (= a100-80gb) | a100-40gb | a100-80gb | h100 (default: ${DEFAULT-VALUE})")
+  String baseline;
 
-    @Option(names = "--gpu-file", description = "your own GPU JSON file (overrides --baseline)")
-    Path gpuFile;
+  @Option(names = "--gpu-file", description = "your own GPU JSON file (overrides --baseline)")
+  Path gpuFile;
 
-    @Option(names = "--chips", defaultValue = "8", description = "chips on each side, data parallel (default: ${DEFAULT-VALUE})")
-    int chips;
+  @Option(
+      names = "--chips",
+      defaultValue = "8",
+      description = "chips on each side, data parallel (default: ${DEFAULT-VALUE})")
+  int chips;
 
-    @Option(names = "--out", description = "directory for report.json, trace.json (Chrome trace) and step-time.png")
-    Path out;
+  @Option(
+      names = "--out",
+      description = "directory for report.json, trace.json (Chrome trace) and step-time.png")
+  Path out;
 
-    @Option(names = "--max-rows", defaultValue = "40", description = "rows of the section table to print (default: ${DEFAULT-VALUE})")
-    int maxRows;
+  @Option(
+      names = "--max-rows",
+      defaultValue = "40",
+      description = "rows of the section table to print (default: ${DEFAULT-VALUE})")
+  int maxRows;
 
-    @Override
-    public Integer call() {
-        SimulateRunner.Options o = new SimulateRunner.Options();
-        o.model = model;
-        o.seq = seq;
-        o.layers = layers;
-        o.batch = batch;
-        o.globalBatch = globalBatch;
-        o.sparsity = sparsity;
-        o.pattern = pattern;
-        o.recompute = recompute;
-        o.chip = chip;
-        o.chipFile = chipFile;
-        o.baseline = baseline;
-        o.gpuFile = gpuFile;
-        o.chips = chips;
-        o.out = out;
-        o.maxRows = maxRows;
-        return SimulateRunner.run(o, System.out, System.err);
-    }
+  @Override
+  public Integer call() {
+    SimulateRunner.Options o = new SimulateRunner.Options();
+    o.model = model;
+    o.seq = seq;
+    o.layers = layers;
+    o.batch = batch;
+    o.globalBatch = globalBatch;
+    o.sparsity = sparsity;
+    o.pattern = pattern;
+    o.recompute = recompute;
+    o.chip = chip;
+    o.chipFile = chipFile;
+    o.baseline = baseline;
+    o.gpuFile = gpuFile;
+    o.chips = chips;
+    o.out = out;
+    o.maxRows = maxRows;
+    return SimulateRunner.run(o, System.out, System.err);
+  }
 
-    /** Standalone entry point (the main CLI registers this class as a subcommand). */
-    public static void main(String[] args) {
-        System.exit(new CommandLine(new SimulateCommand()).execute(args));
-    }
+  /** Standalone entry point (the main CLI registers this class as a subcommand). */
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new SimulateCommand()).execute(args));
+  }
 }

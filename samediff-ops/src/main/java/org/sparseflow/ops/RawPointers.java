@@ -4,41 +4,43 @@ import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 
 /**
- * JavaCPP pointers at raw native addresses, for BLAS calls on sub-matrices of ND4J arrays. One set of three per thread
- * (slots 0, 1, 2: the A, B, C operands of one call), re-aimed for every call: the attention and block-sparse kernels
- * make tens of thousands of small BLAS calls per training step, and a fresh pointer object per operand was the largest
- * source of garbage in a gpt-mini step (a young collection every few steps). A pointer is valid until the same thread
- * asks for the same slot again.
+ * JavaCPP pointers at raw native addresses, for BLAS calls on sub-matrices of ND4J arrays. One set
+ * of three per thread (slots 0, 1, 2: the A, B, C operands of one call), re-aimed for every call:
+ * the attention and block-sparse kernels make tens of thousands of small BLAS calls per training
+ * step, and a fresh pointer object per operand was the largest source of garbage in a gpt-mini step
+ * (a young collection every few steps). A pointer is valid until the same thread asks for the same
+ * slot again.
  */
 public final class RawPointers {
 
-    private RawPointers() {
-    }
+  private RawPointers() {}
 
-    private static final class F extends FloatPointer {
-        F at(long addr) {
-            address = addr;
-            return this;
-        }
+  private static final class F extends FloatPointer {
+    F at(long addr) {
+      address = addr;
+      return this;
     }
+  }
 
-    private static final class D extends DoublePointer {
-        D at(long addr) {
-            address = addr;
-            return this;
-        }
+  private static final class D extends DoublePointer {
+    D at(long addr) {
+      address = addr;
+      return this;
     }
+  }
 
-    private static final ThreadLocal<F[]> FLOATS = ThreadLocal.withInitial(() -> new F[]{new F(), new F(), new F()});
-    private static final ThreadLocal<D[]> DOUBLES = ThreadLocal.withInitial(() -> new D[]{new D(), new D(), new D()});
+  private static final ThreadLocal<F[]> FLOATS =
+      ThreadLocal.withInitial(() -> new F[] {new F(), new F(), new F()});
+  private static final ThreadLocal<D[]> DOUBLES =
+      ThreadLocal.withInitial(() -> new D[] {new D(), new D(), new D()});
 
-    /** This thread's float pointer {@code slot} (0-2), aimed at {@code address}. */
-    public static FloatPointer floatAt(int slot, long address) {
-        return FLOATS.get()[slot].at(address);
-    }
+  /** This thread's float pointer {@code slot} (0-2), aimed at {@code address}. */
+  public static FloatPointer floatAt(int slot, long address) {
+    return FLOATS.get()[slot].at(address);
+  }
 
-    /** This thread's double pointer {@code slot} (0-2), aimed at {@code address}. */
-    public static DoublePointer doubleAt(int slot, long address) {
-        return DOUBLES.get()[slot].at(address);
-    }
+  /** This thread's double pointer {@code slot} (0-2), aimed at {@code address}. */
+  public static DoublePointer doubleAt(int slot, long address) {
+    return DOUBLES.get()[slot].at(address);
+  }
 }

@@ -1,5 +1,12 @@
 package org.sparseflow.spark;
 
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.UUID;
 import org.deeplearning4j.datasets.iterator.utilty.ListDataSetIterator;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
@@ -12,183 +19,215 @@ import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstState;
 
-import java.io.File;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.List;
-import java.util.UUID;
-
 /**
- * Mixed Sparsity Training with DL4J's {@link ParallelWrapper} (several devices or cores of one machine), with the
- * same guarantees and the same driver-side loop as {@link SparkMstTrainer}: per MST interval one
- * {@code ParallelWrapper.fit} over {@code deltaT x workers} minibatches (ParallelWrapper re-creates its replicas
- * from the model at each fit, so the masks reach every replica; replica 0 is the model itself), mask audit on every
- * replica via {@link MaskGuardListener}, then one topology update on the model from the averaged parameters and
- * the dense gradients of the interval's last minibatches.
+ * Mixed Sparsity Training with DL4J's {@link ParallelWrapper} (several devices or cores of one
+ * machine), with the same guarantees and the same driver-side loop as {@link SparkMstTrainer}: per
+ * MST interval one {@code ParallelWrapper.fit} over {@code deltaT x workers} minibatches
+ * (ParallelWrapper re-creates its replicas from the model at each fit, so the masks reach every
+ * replica; replica 0 is the model itself), mask audit on every replica via {@link
+ * MaskGuardListener}, then one topology update on the model from the averaged parameters and the
+ * dense gradients of the interval's last minibatches.
  */
 public final class ParallelMstTrainer {
-    private static final Logger LOG = LoggerFactory.getLogger(ParallelMstTrainer.class);
+  private static final Logger LOG = LoggerFactory.getLogger(ParallelMstTrainer.class);
 
-    private final Model net;
-    private final DriverMst mst;
-    private final int workers;
-    private final int averagingFrequency;
-    private final ParallelWrapper.TrainingMode mode;
-    private final String runId = "pw-" + UUID.randomUUID();
-    private File checkpointDir;
-    private int checkpointEvery = 1;
-    private int gradientBatches;
-    private int stopAfterIntervals = Integer.MAX_VALUE;
-    private final List<SparkMstTrainer.IntervalLog> log = new ArrayList<>();
+  private final Model net;
+  private final DriverMst mst;
+  private final int workers;
+  private final int averagingFrequency;
+  private final ParallelWrapper.TrainingMode mode;
+  private final String runId = "pw-" + UUID.randomUUID();
+  private File checkpointDir;
+  private int checkpointEvery = 1;
+  private int gradientBatches;
+  private int stopAfterIntervals = Integer.MAX_VALUE;
+  private final List<SparkMstTrainer.IntervalLog> log = new ArrayList<>();
 
-    /**
-     * @param net                network with SparseFlow sparse layers, trained in place
-     * @param config             MST config, total steps = synchronous steps (each consumes {@code workers} minibatches)
-     * @param workers            ParallelWrapper workers (>= 1)
-     * @param averagingFrequency AVERAGING mode: average every n steps; must divide the MST deltaT
-     * @param mode               AVERAGING or SHARED_GRADIENTS
-     */
-    public ParallelMstTrainer(Model net, MstConfig config, int workers, int averagingFrequency,
-                              ParallelWrapper.TrainingMode mode) {
-        this(net, new DriverMst(config), workers, averagingFrequency, mode);
+  /**
+   * @param net network with SparseFlow sparse layers, trained in place
+   * @param config MST config, total steps = synchronous steps (each consumes {@code workers}
+   *     minibatches)
+   * @param workers ParallelWrapper workers (>= 1)
+   * @param averagingFrequency AVERAGING mode: average every n steps; must divide the MST deltaT
+   * @param mode AVERAGING or SHARED_GRADIENTS
+   */
+  public ParallelMstTrainer(
+      Model net,
+      MstConfig config,
+      int workers,
+      int averagingFrequency,
+      ParallelWrapper.TrainingMode mode) {
+    this(net, new DriverMst(config), workers, averagingFrequency, mode);
+  }
+
+  private ParallelMstTrainer(
+      Model net,
+      DriverMst mst,
+      int workers,
+      int averagingFrequency,
+      ParallelWrapper.TrainingMode mode) {
+    if (workers < 1) {
+      throw new IllegalArgumentException(
+          "workers = " + workers + " is invalid; allowed: an integer >= 1");
     }
+    if (mode != ParallelWrapper.TrainingMode.AVERAGING
+        && mode != ParallelWrapper.TrainingMode.SHARED_GRADIENTS) {
+      throw new IllegalArgumentException(
+          "mode = " + mode + " is invalid; allowed: AVERAGING, SHARED_GRADIENTS");
+    }
+    if (averagingFrequency < 1 || mst.deltaT() % averagingFrequency != 0) {
+      throw new IllegalArgumentException(
+          "averagingFrequency = "
+              + averagingFrequency
+              + " is invalid; allowed: "
+              + "a divisor of the MST deltaT "
+              + mst.deltaT()
+              + " (so replicas are averaged when the interval ends)");
+    }
+    this.net = net;
+    this.mst = mst;
+    this.workers = workers;
+    this.averagingFrequency = averagingFrequency;
+    this.mode = mode;
+    this.gradientBatches = workers;
+    mst.bind(net);
+  }
 
-    private ParallelMstTrainer(Model net, DriverMst mst, int workers, int averagingFrequency,
-                               ParallelWrapper.TrainingMode mode) {
-        if (workers < 1) {
-            throw new IllegalArgumentException("workers = " + workers + " is invalid; allowed: an integer >= 1");
+  /**
+   * Continues from a checkpoint directory written by this trainer (or by {@link SparkMstTrainer}).
+   */
+  public static ParallelMstTrainer resume(
+      File dir, int workers, int averagingFrequency, ParallelWrapper.TrainingMode mode)
+      throws IOException {
+    ScaleOutCheckpoint c = ScaleOutCheckpoint.load(dir);
+    ParallelMstTrainer t =
+        new ParallelMstTrainer(
+            c.model(), DriverMst.resume(c.state()), workers, averagingFrequency, mode);
+    t.checkpointDir = dir;
+    return t;
+  }
+
+  public ParallelMstTrainer checkpoint(File dir, int everyIntervals) {
+    if (everyIntervals < 1) {
+      throw new IllegalArgumentException(
+          "everyIntervals = " + everyIntervals + " is invalid; allowed: >= 1");
+    }
+    this.checkpointDir = dir;
+    this.checkpointEvery = everyIntervals;
+    return this;
+  }
+
+  /**
+   * Minibatches (the interval's last ones) used for the dense gradient of a topology update;
+   * default = workers.
+   */
+  public ParallelMstTrainer gradientBatches(int n) {
+    if (n < 1) {
+      throw new IllegalArgumentException("gradientBatches = " + n + " is invalid; allowed: >= 1");
+    }
+    this.gradientBatches = n;
+    return this;
+  }
+
+  public ParallelMstTrainer stopAfterIntervals(int n) {
+    this.stopAfterIntervals = n;
+    return this;
+  }
+
+  public Model network() {
+    return net;
+  }
+
+  public MstState state() {
+    return mst.state();
+  }
+
+  public DriverMst mst() {
+    return mst;
+  }
+
+  public String runId() {
+    return runId;
+  }
+
+  public List<SparkMstTrainer.IntervalLog> log() {
+    return new ArrayList<>(log);
+  }
+
+  private static Collection<TrainingListener> listenersOf(Model m) {
+    Collection<TrainingListener> l =
+        m instanceof MultiLayerNetwork
+            ? ((MultiLayerNetwork) m).getListeners()
+            : m instanceof ComputationGraph ? ((ComputationGraph) m).getListeners() : null;
+    return l == null ? new ArrayList<>() : new ArrayList<>(l);
+  }
+
+  /**
+   * Trains to the end of the MST schedule over {@code batches} (cycled, interval i from minibatch
+   * i*deltaT*workers).
+   */
+  public Model fit(List<DataSet> batches) {
+    if (batches == null || batches.isEmpty()) {
+      throw new IllegalArgumentException("batches is empty; allowed: at least one minibatch");
+    }
+    int deltaT = mst.deltaT();
+    long total = mst.totalSteps();
+    int intervals = (int) ((total + deltaT - 1) / deltaT);
+    int perInterval = deltaT * workers;
+    int n = batches.size();
+    int first = (int) (mst.core().step() / deltaT);
+    int done = 0;
+    try {
+      for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
+        List<DataSet> chunk = new ArrayList<>(perInterval);
+        for (int k = 0; k < perInterval; k++) {
+          chunk.add(batches.get((int) (((long) i * perInterval + k) % n)));
         }
-        if (mode != ParallelWrapper.TrainingMode.AVERAGING && mode != ParallelWrapper.TrainingMode.SHARED_GRADIENTS) {
-            throw new IllegalArgumentException("mode = " + mode + " is invalid; allowed: AVERAGING, SHARED_GRADIENTS");
-        }
-        if (averagingFrequency < 1 || mst.deltaT() % averagingFrequency != 0) {
-            throw new IllegalArgumentException("averagingFrequency = " + averagingFrequency + " is invalid; allowed: "
-                    + "a divisor of the MST deltaT " + mst.deltaT() + " (so replicas are averaged when the interval ends)");
-        }
-        this.net = net;
-        this.mst = mst;
-        this.workers = workers;
-        this.averagingFrequency = averagingFrequency;
-        this.mode = mode;
-        this.gradientBatches = workers;
-        mst.bind(net);
-    }
-
-    /** Continues from a checkpoint directory written by this trainer (or by {@link SparkMstTrainer}). */
-    public static ParallelMstTrainer resume(File dir, int workers, int averagingFrequency,
-                                            ParallelWrapper.TrainingMode mode) throws IOException {
-        ScaleOutCheckpoint c = ScaleOutCheckpoint.load(dir);
-        ParallelMstTrainer t = new ParallelMstTrainer(c.model(), DriverMst.resume(c.state()), workers,
-                averagingFrequency, mode);
-        t.checkpointDir = dir;
-        return t;
-    }
-
-    public ParallelMstTrainer checkpoint(File dir, int everyIntervals) {
-        if (everyIntervals < 1) {
-            throw new IllegalArgumentException("everyIntervals = " + everyIntervals + " is invalid; allowed: >= 1");
-        }
-        this.checkpointDir = dir;
-        this.checkpointEvery = everyIntervals;
-        return this;
-    }
-
-    /** Minibatches (the interval's last ones) used for the dense gradient of a topology update; default = workers. */
-    public ParallelMstTrainer gradientBatches(int n) {
-        if (n < 1) {
-            throw new IllegalArgumentException("gradientBatches = " + n + " is invalid; allowed: >= 1");
-        }
-        this.gradientBatches = n;
-        return this;
-    }
-
-    public ParallelMstTrainer stopAfterIntervals(int n) {
-        this.stopAfterIntervals = n;
-        return this;
-    }
-
-    public Model network() {
-        return net;
-    }
-
-    public MstState state() {
-        return mst.state();
-    }
-
-    public DriverMst mst() {
-        return mst;
-    }
-
-    public String runId() {
-        return runId;
-    }
-
-    public List<SparkMstTrainer.IntervalLog> log() {
-        return new ArrayList<>(log);
-    }
-
-    private static Collection<TrainingListener> listenersOf(Model m) {
-        Collection<TrainingListener> l = m instanceof MultiLayerNetwork ? ((MultiLayerNetwork) m).getListeners()
-                : m instanceof ComputationGraph ? ((ComputationGraph) m).getListeners() : null;
-        return l == null ? new ArrayList<>() : new ArrayList<>(l);
-    }
-
-    /** Trains to the end of the MST schedule over {@code batches} (cycled, interval i from minibatch i*deltaT*workers). */
-    public Model fit(List<DataSet> batches) {
-        if (batches == null || batches.isEmpty()) {
-            throw new IllegalArgumentException("batches is empty; allowed: at least one minibatch");
-        }
-        int deltaT = mst.deltaT();
-        long total = mst.totalSteps();
-        int intervals = (int) ((total + deltaT - 1) / deltaT);
-        int perInterval = deltaT * workers;
-        int n = batches.size();
-        int first = (int) (mst.core().step() / deltaT);
-        int done = 0;
+        ParallelWrapper pw =
+            new ParallelWrapper.Builder<>(net)
+                .workers(workers)
+                .averagingFrequency(averagingFrequency)
+                .trainingMode(mode)
+                .prefetchBuffer(0)
+                .reportScoreAfterAveraging(false)
+                .build();
+        pw.setListeners(new MaskGuardListener(runId, i, mst.digests(), 1));
+        // replica 0 is the model itself and keeps the wrapper's listeners after fit: restore the
+        // user's
+        Collection<TrainingListener> own = listenersOf(net);
         try {
-            for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
-                List<DataSet> chunk = new ArrayList<>(perInterval);
-                for (int k = 0; k < perInterval; k++) {
-                    chunk.add(batches.get((int) (((long) i * perInterval + k) % n)));
-                }
-                ParallelWrapper pw = new ParallelWrapper.Builder<>(net)
-                        .workers(workers)
-                        .averagingFrequency(averagingFrequency)
-                        .trainingMode(mode)
-                        .prefetchBuffer(0)
-                        .reportScoreAfterAveraging(false)
-                        .build();
-                pw.setListeners(new MaskGuardListener(runId, i, mst.digests(), 1));
-                // replica 0 is the model itself and keeps the wrapper's listeners after fit: restore the user's
-                Collection<TrainingListener> own = listenersOf(net);
-                try {
-                    pw.fit(new ListDataSetIterator<>(chunk, 1)); // one list element (a minibatch) per next()
-                } finally {
-                    pw.shutdown();
-                    net.setListeners(own);
-                }
-                double score = net.score();
-                long leaked = 0;
-                for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
-                    leaked += MaskedWeights.violations(r);
-                    r.layer.applyMasks();
-                }
-                List<DataSet> gradData = chunk.subList(Math.max(0, chunk.size() - gradientBatches), chunk.size());
-                DriverMst.IntervalResult res = mst.intervalDone(net, deltaT, score,
-                        () -> DenseGradients.local(net, mst.core().config(), gradData.iterator(), gradientBatches));
-                SparkMstTrainer.IntervalLog entry = new SparkMstTrainer.IntervalLog(i, score, leaked, res);
-                log.add(entry);
-                LOG.info("parallel-wrapper MST {}", entry);
-                boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
-                if (checkpointDir != null && ((i + 1) % checkpointEvery == 0 || last)) {
-                    ScaleOutCheckpoint.save(checkpointDir, net, mst);
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+          pw.fit(new ListDataSetIterator<>(chunk, 1)); // one list element (a minibatch) per next()
+        } finally {
+          pw.shutdown();
+          net.setListeners(own);
         }
-        return net;
+        double score = net.score();
+        long leaked = 0;
+        for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
+          leaked += MaskedWeights.violations(r);
+          r.layer.applyMasks();
+        }
+        List<DataSet> gradData =
+            chunk.subList(Math.max(0, chunk.size() - gradientBatches), chunk.size());
+        DriverMst.IntervalResult res =
+            mst.intervalDone(
+                net,
+                deltaT,
+                score,
+                () ->
+                    DenseGradients.local(
+                        net, mst.core().config(), gradData.iterator(), gradientBatches));
+        SparkMstTrainer.IntervalLog entry = new SparkMstTrainer.IntervalLog(i, score, leaked, res);
+        log.add(entry);
+        LOG.info("parallel-wrapper MST {}", entry);
+        boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
+        if (checkpointDir != null && ((i + 1) % checkpointEvery == 0 || last)) {
+          ScaleOutCheckpoint.save(checkpointDir, net, mst);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
+    return net;
+  }
 }

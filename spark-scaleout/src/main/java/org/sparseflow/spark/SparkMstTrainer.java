@@ -1,5 +1,14 @@
 package org.sparseflow.spark;
 
+import java.io.File;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
@@ -16,249 +25,301 @@ import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstState;
 import scala.Tuple2;
 
-import java.io.File;
-import java.io.IOException;
-import java.io.Serializable;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.function.Supplier;
-
 /**
- * Mixed Sparsity Training on Apache Spark (dl4j-spark 1.0.0-M2) with one topology decision per interval.
+ * Mixed Sparsity Training on Apache Spark (dl4j-spark 1.0.0-M2) with one topology decision per
+ * interval.
+ *
  * <p>Design: a driver-side loop. Each MST update interval ({@code deltaT} worker steps) the driver
+ *
  * <ol>
- *   <li>fits one chunk of the training RDD ({@code deltaT x numWorkers} minibatches) with a fresh TrainingMaster
- *   ({@code ParameterAveragingTrainingMaster} or {@code SharedTrainingMaster}); the network's parameters, masks
- *   included, are broadcast to the workers at the start of the fit, and a {@link MaskGuardListener} on every worker
- *   checks after every step that pruned weights are exactly zero and the masks are the driver's;</li>
- *   <li>receives the averaged / accumulated parameters, re-applies the masks and counts anything that leaked;</li>
- *   <li>when the interval ends on an MST topology step: aggregates dense gradients of the sparse weights over all
- *   partitions ({@link DenseGradients#spark}) and runs the one prune/grow decision ({@link DriverMst}) on the
- *   driver's network — the new masks travel to the workers with the next broadcast;</li>
- *   <li>optionally writes a checkpoint (model, updater, MST state); {@link #resume} continues from it.</li>
+ *   <li>fits one chunk of the training RDD ({@code deltaT x numWorkers} minibatches) with a fresh
+ *       TrainingMaster ({@code ParameterAveragingTrainingMaster} or {@code SharedTrainingMaster});
+ *       the network's parameters, masks included, are broadcast to the workers at the start of the
+ *       fit, and a {@link MaskGuardListener} on every worker checks after every step that pruned
+ *       weights are exactly zero and the masks are the driver's;
+ *   <li>receives the averaged / accumulated parameters, re-applies the masks and counts anything
+ *       that leaked;
+ *   <li>when the interval ends on an MST topology step: aggregates dense gradients of the sparse
+ *       weights over all partitions ({@link DenseGradients#spark}) and runs the one prune/grow
+ *       decision ({@link DriverMst}) on the driver's network — the new masks travel to the workers
+ *       with the next broadcast;
+ *   <li>optionally writes a checkpoint (model, updater, MST state); {@link #resume} continues from
+ *       it.
  * </ol>
- * A fresh TrainingMaster per interval is needed for gradient sharing: SharedTrainingMaster (M2) broadcasts the
- * network only once per instance and its workers keep their replica between fits, so a topology change on the
- * driver would otherwise never reach them.
+ *
+ * A fresh TrainingMaster per interval is needed for gradient sharing: SharedTrainingMaster (M2)
+ * broadcasts the network only once per instance and its workers keep their replica between fits, so
+ * a topology change on the driver would otherwise never reach them.
  */
 public final class SparkMstTrainer {
-    private static final Logger LOG = LoggerFactory.getLogger(SparkMstTrainer.class);
+  private static final Logger LOG = LoggerFactory.getLogger(SparkMstTrainer.class);
 
-    /** One interval's record. */
-    public static final class IntervalLog implements Serializable {
-        private static final long serialVersionUID = 1L;
-        public final int interval;
-        public final double score;
-        public final long driverViolations;
-        public final DriverMst.IntervalResult mst;
+  /** One interval's record. */
+  public static final class IntervalLog implements Serializable {
+    private static final long serialVersionUID = 1L;
+    public final int interval;
+    public final double score;
+    public final long driverViolations;
+    public final DriverMst.IntervalResult mst;
 
-        IntervalLog(int interval, double score, long driverViolations, DriverMst.IntervalResult mst) {
-            this.interval = interval;
-            this.score = score;
-            this.driverViolations = driverViolations;
-            this.mst = mst;
+    IntervalLog(int interval, double score, long driverViolations, DriverMst.IntervalResult mst) {
+      this.interval = interval;
+      this.score = score;
+      this.driverViolations = driverViolations;
+      this.mst = mst;
+    }
+
+    @Override
+    public String toString() {
+      return "interval="
+          + interval
+          + " score="
+          + score
+          + " driverViolations="
+          + driverViolations
+          + " "
+          + mst;
+    }
+  }
+
+  private final JavaSparkContext sc;
+  private final MultiLayerNetwork net;
+  private final DriverMst mst;
+  private final Supplier<TrainingMaster<?, ?>> masters;
+  private final int numWorkers;
+  private final String runId;
+  private File checkpointDir;
+  private int checkpointEvery = 1;
+  private int gradientBatchesPerPartition = 1;
+  private int auditEvery = 1;
+  private int stopAfterIntervals = Integer.MAX_VALUE;
+  private final List<IntervalLog> log = new ArrayList<>();
+
+  /**
+   * @param sc Spark context
+   * @param net the network (SparseFlow sparse layers); trained in place on the driver
+   * @param config MST config with total steps = worker steps of the whole run
+   * @param masters creates one TrainingMaster per interval (its batchSizePerWorker must match the
+   *     RDD's minibatches); build a ParameterAveragingTrainingMaster with {@code
+   *     saveUpdater(true)}, or the workers' optimizer state is thrown away at every averaging (a
+   *     WARN says so)
+   * @param numWorkers data-parallel workers (minibatches per synchronous step)
+   */
+  public SparkMstTrainer(
+      JavaSparkContext sc,
+      MultiLayerNetwork net,
+      MstConfig config,
+      Supplier<TrainingMaster<?, ?>> masters,
+      int numWorkers) {
+    this(sc, net, new DriverMst(config), masters, numWorkers);
+  }
+
+  private SparkMstTrainer(
+      JavaSparkContext sc,
+      MultiLayerNetwork net,
+      DriverMst mst,
+      Supplier<TrainingMaster<?, ?>> masters,
+      int numWorkers) {
+    if (numWorkers < 1) {
+      throw new IllegalArgumentException(
+          "numWorkers = " + numWorkers + " is invalid; allowed: an integer >= 1");
+    }
+    this.sc = sc;
+    this.net = net;
+    this.mst = mst;
+    this.masters = masters;
+    this.numWorkers = numWorkers;
+    this.runId = "spark-" + UUID.randomUUID();
+    mst.bind(net);
+  }
+
+  /**
+   * Continues a run from the checkpoint in {@code dir} (model, updater state, MST state, data
+   * position).
+   */
+  public static SparkMstTrainer resume(
+      JavaSparkContext sc, File dir, Supplier<TrainingMaster<?, ?>> masters, int numWorkers)
+      throws IOException {
+    ScaleOutCheckpoint c = ScaleOutCheckpoint.load(dir);
+    if (!(c.model() instanceof MultiLayerNetwork)) {
+      throw new IllegalArgumentException(
+          "dir = "
+              + dir
+              + " holds a "
+              + c.model().getClass().getSimpleName()
+              + "; allowed: a MultiLayerNetwork checkpoint");
+    }
+    SparkMstTrainer t =
+        new SparkMstTrainer(
+            sc, (MultiLayerNetwork) c.model(), DriverMst.resume(c.state()), masters, numWorkers);
+    t.checkpointDir = dir;
+    return t;
+  }
+
+  /**
+   * Writes a checkpoint into {@code dir} every {@code everyIntervals} intervals (and after the
+   * last).
+   */
+  public SparkMstTrainer checkpoint(File dir, int everyIntervals) {
+    if (everyIntervals < 1) {
+      throw new IllegalArgumentException(
+          "everyIntervals = " + everyIntervals + " is invalid; allowed: >= 1");
+    }
+    this.checkpointDir = dir;
+    this.checkpointEvery = everyIntervals;
+    return this;
+  }
+
+  /**
+   * Minibatches per partition used for the aggregated dense gradient before a topology update
+   * (default 1).
+   */
+  public SparkMstTrainer gradientBatchesPerPartition(int n) {
+    if (n < 1) {
+      throw new IllegalArgumentException(
+          "gradientBatchesPerPartition = " + n + " is invalid; allowed: >= 1");
+    }
+    this.gradientBatchesPerPartition = n;
+    return this;
+  }
+
+  /** Worker audit frequency in iterations (default 1: every step). */
+  public SparkMstTrainer auditEvery(int n) {
+    if (n < 1) {
+      throw new IllegalArgumentException("auditEvery = " + n + " is invalid; allowed: >= 1");
+    }
+    this.auditEvery = n;
+    return this;
+  }
+
+  /**
+   * Stops after this many intervals of this call (to simulate a job that dies; the checkpoint
+   * stays).
+   */
+  public SparkMstTrainer stopAfterIntervals(int n) {
+    this.stopAfterIntervals = n;
+    return this;
+  }
+
+  public MultiLayerNetwork network() {
+    return net;
+  }
+
+  public DriverMst mst() {
+    return mst;
+  }
+
+  public MstState state() {
+    return mst.state();
+  }
+
+  public String runId() {
+    return runId;
+  }
+
+  public List<IntervalLog> log() {
+    return new ArrayList<>(log);
+  }
+
+  /**
+   * Trains until the MST schedule's total steps. {@code data} holds minibatches of the
+   * TrainingMaster's batchSizePerWorker examples; interval i uses minibatches [i*deltaT*numWorkers,
+   * (i+1)*deltaT*numWorkers), wrapping around (epochs) when the RDD is shorter.
+   */
+  public MultiLayerNetwork fit(JavaRDD<DataSet> data) {
+    int deltaT = mst.deltaT();
+    long total = mst.totalSteps();
+    int intervals = (int) ((total + deltaT - 1) / deltaT);
+    JavaPairRDD<Long, DataSet> indexed =
+        data.zipWithIndex()
+            .mapToPair(t -> new Tuple2<>(t._2(), t._1()))
+            .persist(StorageLevel.MEMORY_ONLY());
+    long n = indexed.count();
+    if (n == 0) {
+      throw new IllegalArgumentException(
+          "data is empty; allowed: an RDD with at least one minibatch");
+    }
+    long perInterval = (long) deltaT * numWorkers;
+    int first = (int) (mst.core().step() / deltaT);
+    int done = 0;
+    try {
+      for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
+        long start = (i * perInterval) % n;
+        JavaRDD<DataSet> chunk = chunk(indexed, start, perInterval, n);
+        TrainingMaster<?, ?> tm = masters.get();
+        warnIfUpdaterNotAveraged(tm);
+        SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc, net, tm);
+        spark.setListeners(new MaskGuardListener(runId, i, mst.digests(), auditEvery));
+        spark.fit(chunk);
+        // parameter averaging reports the workers' mean score on the Spark wrapper, gradient
+        // sharing on the network
+        double score = spark.getScore() != 0.0 ? spark.getScore() : net.score();
+        long leaked = 0;
+        for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
+          leaked += MaskedWeights.violations(r);
+          r.layer.applyMasks();
         }
-
-        @Override
-        public String toString() {
-            return "interval=" + interval + " score=" + score + " driverViolations=" + driverViolations + " " + mst;
+        final JavaRDD<DataSet> gradData = chunk;
+        DriverMst.IntervalResult res =
+            mst.intervalDone(
+                net,
+                deltaT,
+                score,
+                () ->
+                    DenseGradients.spark(
+                        sc, gradData, net, mst.core().config(), gradientBatchesPerPartition));
+        IntervalLog entry = new IntervalLog(i, score, leaked, res);
+        log.add(entry);
+        LOG.info("spark MST {}", entry);
+        boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
+        if (checkpointDir != null && ((i + 1) % checkpointEvery == 0 || last)) {
+          ScaleOutCheckpoint.save(checkpointDir, net, mst);
         }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      indexed.unpersist(false);
     }
+    return net;
+  }
 
-    private final JavaSparkContext sc;
-    private final MultiLayerNetwork net;
-    private final DriverMst mst;
-    private final Supplier<TrainingMaster<?, ?>> masters;
-    private final int numWorkers;
-    private final String runId;
-    private File checkpointDir;
-    private int checkpointEvery = 1;
-    private int gradientBatchesPerPartition = 1;
-    private int auditEvery = 1;
-    private int stopAfterIntervals = Integer.MAX_VALUE;
-    private final List<IntervalLog> log = new ArrayList<>();
+  private boolean warnedUpdater;
 
-    /**
-     * @param sc         Spark context
-     * @param net        the network (SparseFlow sparse layers); trained in place on the driver
-     * @param config     MST config with total steps = worker steps of the whole run
-     * @param masters    creates one TrainingMaster per interval (its batchSizePerWorker must match the RDD's
-     *                   minibatches); build a ParameterAveragingTrainingMaster with {@code saveUpdater(true)}, or
-     *                   the workers' optimizer state is thrown away at every averaging (a WARN says so)
-     * @param numWorkers data-parallel workers (minibatches per synchronous step)
-     */
-    public SparkMstTrainer(JavaSparkContext sc, MultiLayerNetwork net, MstConfig config,
-                           Supplier<TrainingMaster<?, ?>> masters, int numWorkers) {
-        this(sc, net, new DriverMst(config), masters, numWorkers);
+  /**
+   * {@code ParameterAveragingTrainingMaster.Builder} in dl4j-spark 1.0.0-M2 leaves {@code
+   * saveUpdater} false (its javadoc says true). The workers then start every averaging split from
+   * the driver's updater state, which is never updated: Adam runs from zero moments on every split
+   * (a sign-SGD-like step), the updater state in the checkpoint stays zero, and resetting the
+   * optimizer state of regrown weights has no effect.
+   */
+  private void warnIfUpdaterNotAveraged(TrainingMaster<?, ?> tm) {
+    if (!warnedUpdater
+        && tm instanceof ParameterAveragingTrainingMaster
+        && !((ParameterAveragingTrainingMaster) tm).isSaveUpdater()) {
+      warnedUpdater = true;
+      LOG.warn(
+          "ParameterAveragingTrainingMaster has saveUpdater = false (the dl4j-spark M2 builder"
+              + " default): the optimizer state (e.g. Adam moments) is neither averaged nor kept"
+              + " between averaging splits and the checkpoint's updater state stays zero. Build it"
+              + " with .saveUpdater(true).");
     }
+  }
 
-    private SparkMstTrainer(JavaSparkContext sc, MultiLayerNetwork net, DriverMst mst,
-                            Supplier<TrainingMaster<?, ?>> masters, int numWorkers) {
-        if (numWorkers < 1) {
-            throw new IllegalArgumentException("numWorkers = " + numWorkers + " is invalid; allowed: an integer >= 1");
-        }
-        this.sc = sc;
-        this.net = net;
-        this.mst = mst;
-        this.masters = masters;
-        this.numWorkers = numWorkers;
-        this.runId = "spark-" + UUID.randomUUID();
-        mst.bind(net);
-    }
+  /**
+   * Minibatches [start, start+len) mod n, spread evenly over numWorkers partitions (deterministic).
+   */
+  private JavaRDD<DataSet> chunk(JavaPairRDD<Long, DataSet> indexed, long start, long len, long n) {
+    final int w = numWorkers;
+    return indexed
+        .filter(t -> Math.floorMod(t._1() - start, n) < len)
+        .mapToPair(t -> new Tuple2<>(Math.floorMod(t._1() - start, n) % w, t._2()))
+        .partitionBy(new HashPartitioner(w))
+        .values(); // not persisted: the TrainingMaster sets its own storage level
+  }
 
-    /** Continues a run from the checkpoint in {@code dir} (model, updater state, MST state, data position). */
-    public static SparkMstTrainer resume(JavaSparkContext sc, File dir, Supplier<TrainingMaster<?, ?>> masters,
-                                         int numWorkers) throws IOException {
-        ScaleOutCheckpoint c = ScaleOutCheckpoint.load(dir);
-        if (!(c.model() instanceof MultiLayerNetwork)) {
-            throw new IllegalArgumentException("dir = " + dir + " holds a " + c.model().getClass().getSimpleName()
-                    + "; allowed: a MultiLayerNetwork checkpoint");
-        }
-        SparkMstTrainer t = new SparkMstTrainer(sc, (MultiLayerNetwork) c.model(), DriverMst.resume(c.state()),
-                masters, numWorkers);
-        t.checkpointDir = dir;
-        return t;
-    }
-
-    /** Writes a checkpoint into {@code dir} every {@code everyIntervals} intervals (and after the last). */
-    public SparkMstTrainer checkpoint(File dir, int everyIntervals) {
-        if (everyIntervals < 1) {
-            throw new IllegalArgumentException("everyIntervals = " + everyIntervals + " is invalid; allowed: >= 1");
-        }
-        this.checkpointDir = dir;
-        this.checkpointEvery = everyIntervals;
-        return this;
-    }
-
-    /** Minibatches per partition used for the aggregated dense gradient before a topology update (default 1). */
-    public SparkMstTrainer gradientBatchesPerPartition(int n) {
-        if (n < 1) {
-            throw new IllegalArgumentException("gradientBatchesPerPartition = " + n + " is invalid; allowed: >= 1");
-        }
-        this.gradientBatchesPerPartition = n;
-        return this;
-    }
-
-    /** Worker audit frequency in iterations (default 1: every step). */
-    public SparkMstTrainer auditEvery(int n) {
-        if (n < 1) {
-            throw new IllegalArgumentException("auditEvery = " + n + " is invalid; allowed: >= 1");
-        }
-        this.auditEvery = n;
-        return this;
-    }
-
-    /** Stops after this many intervals of this call (to simulate a job that dies; the checkpoint stays). */
-    public SparkMstTrainer stopAfterIntervals(int n) {
-        this.stopAfterIntervals = n;
-        return this;
-    }
-
-    public MultiLayerNetwork network() {
-        return net;
-    }
-
-    public DriverMst mst() {
-        return mst;
-    }
-
-    public MstState state() {
-        return mst.state();
-    }
-
-    public String runId() {
-        return runId;
-    }
-
-    public List<IntervalLog> log() {
-        return new ArrayList<>(log);
-    }
-
-    /**
-     * Trains until the MST schedule's total steps. {@code data} holds minibatches of the TrainingMaster's
-     * batchSizePerWorker examples; interval i uses minibatches [i*deltaT*numWorkers, (i+1)*deltaT*numWorkers),
-     * wrapping around (epochs) when the RDD is shorter.
-     */
-    public MultiLayerNetwork fit(JavaRDD<DataSet> data) {
-        int deltaT = mst.deltaT();
-        long total = mst.totalSteps();
-        int intervals = (int) ((total + deltaT - 1) / deltaT);
-        JavaPairRDD<Long, DataSet> indexed = data.zipWithIndex().mapToPair(t -> new Tuple2<>(t._2(), t._1()))
-                .persist(StorageLevel.MEMORY_ONLY());
-        long n = indexed.count();
-        if (n == 0) {
-            throw new IllegalArgumentException("data is empty; allowed: an RDD with at least one minibatch");
-        }
-        long perInterval = (long) deltaT * numWorkers;
-        int first = (int) (mst.core().step() / deltaT);
-        int done = 0;
-        try {
-            for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
-                long start = (i * perInterval) % n;
-                JavaRDD<DataSet> chunk = chunk(indexed, start, perInterval, n);
-                TrainingMaster<?, ?> tm = masters.get();
-                warnIfUpdaterNotAveraged(tm);
-                SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc, net, tm);
-                spark.setListeners(new MaskGuardListener(runId, i, mst.digests(), auditEvery));
-                spark.fit(chunk);
-                // parameter averaging reports the workers' mean score on the Spark wrapper, gradient sharing on the network
-                double score = spark.getScore() != 0.0 ? spark.getScore() : net.score();
-                long leaked = 0;
-                for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
-                    leaked += MaskedWeights.violations(r);
-                    r.layer.applyMasks();
-                }
-                final JavaRDD<DataSet> gradData = chunk;
-                DriverMst.IntervalResult res = mst.intervalDone(net, deltaT, score,
-                        () -> DenseGradients.spark(sc, gradData, net, mst.core().config(), gradientBatchesPerPartition));
-                IntervalLog entry = new IntervalLog(i, score, leaked, res);
-                log.add(entry);
-                LOG.info("spark MST {}", entry);
-                boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
-                if (checkpointDir != null && ((i + 1) % checkpointEvery == 0 || last)) {
-                    ScaleOutCheckpoint.save(checkpointDir, net, mst);
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            indexed.unpersist(false);
-        }
-        return net;
-    }
-
-    private boolean warnedUpdater;
-
-    /**
-     * {@code ParameterAveragingTrainingMaster.Builder} in dl4j-spark 1.0.0-M2 leaves {@code saveUpdater} false
-     * (its javadoc says true). The workers then start every averaging split from the driver's updater state, which
-     * is never updated: Adam runs from zero moments on every split (a sign-SGD-like step), the updater state in the
-     * checkpoint stays zero, and resetting the optimizer state of regrown weights has no effect.
-     */
-    private void warnIfUpdaterNotAveraged(TrainingMaster<?, ?> tm) {
-        if (!warnedUpdater && tm instanceof ParameterAveragingTrainingMaster
-                && !((ParameterAveragingTrainingMaster) tm).isSaveUpdater()) {
-            warnedUpdater = true;
-            LOG.warn("ParameterAveragingTrainingMaster has saveUpdater = false (the dl4j-spark M2 builder default): "
-                    + "the optimizer state (e.g. Adam moments) is neither averaged nor kept between averaging splits "
-                    + "and the checkpoint's updater state stays zero. Build it with .saveUpdater(true).");
-        }
-    }
-
-    /** Minibatches [start, start+len) mod n, spread evenly over numWorkers partitions (deterministic). */
-    private JavaRDD<DataSet> chunk(JavaPairRDD<Long, DataSet> indexed, long start, long len, long n) {
-        final int w = numWorkers;
-        return indexed.filter(t -> Math.floorMod(t._1() - start, n) < len)
-                .mapToPair(t -> new Tuple2<>(Math.floorMod(t._1() - start, n) % w, t._2()))
-                .partitionBy(new HashPartitioner(w))
-                .values(); // not persisted: the TrainingMaster sets its own storage level
-    }
-
-    /** Mask digests the driver broadcast (for checks). */
-    public Map<String, Long> driverDigests() {
-        return mst.digests();
-    }
+  /** Mask digests the driver broadcast (for checks). */
+  public Map<String, Long> driverDigests() {
+    return mst.digests();
+  }
 }

@@ -8,11 +8,13 @@ import org.nd4j.linalg.dataset.api.MultiDataSet;
 
 /** SameDiff listener that marks iteration boundaries for {@link OpRecorder#global()}. */
 public class DataflowSameDiffListener extends BaseListener {
-    @Override
-    public boolean isActive(org.nd4j.autodiff.listeners.Operation operation) { return true; }
+  @Override
+  public boolean isActive(org.nd4j.autodiff.listeners.Operation operation) {
+    return true;
+  }
 
-    @Override
-    public void iterationDone(SameDiff sd, At at, MultiDataSet dataSet, Loss loss) {
-        OpRecorder.global().nextIteration();
-    }
+  @Override
+  public void iterationDone(SameDiff sd, At at, MultiDataSet dataSet, Loss loss) {
+    OpRecorder.global().nextIteration();
+  }
 }

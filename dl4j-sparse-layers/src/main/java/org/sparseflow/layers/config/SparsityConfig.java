@@ -1,9 +1,5 @@
 package org.sparseflow.layers.config;
 
-import org.nd4j.shade.jackson.annotation.JsonInclude;
-import org.nd4j.shade.jackson.annotation.JsonPropertyOrder;
-import org.nd4j.shade.jackson.databind.JsonNode;
-
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,6 +8,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import org.nd4j.shade.jackson.annotation.JsonInclude;
+import org.nd4j.shade.jackson.annotation.JsonPropertyOrder;
+import org.nd4j.shade.jackson.databind.JsonNode;
 
 /**
  * The configuration switch: one JSON/YAML document that turns a dense DL4J / SameDiff model sparse.
@@ -30,231 +29,488 @@ import java.util.regex.PatternSyntaxException;
  * mst: {...}                  # opaque, owned by the mst-scheduler
  * </pre>
  *
- * Regexes are matched with {@link java.util.regex.Matcher#matches()} (whole name). Validation happens in
- * {@link Builder#build()} and when a document is parsed ({@link #validate(String)}); errors are
- * {@link IllegalArgumentException}s naming the source, field, value and what is allowed.
- * Load with {@link #fromYaml}, {@link #fromJson}, {@link #load(Path)}, {@link #load(InputStream, String)}
- * or {@link #resolve()} (system property {@value #SYSTEM_PROPERTY}, env {@value #ENV_VARIABLE}, classpath
- * {@value #CLASSPATH_RESOURCE}).
+ * Regexes are matched with {@link java.util.regex.Matcher#matches()} (whole name). Validation
+ * happens in {@link Builder#build()} and when a document is parsed ({@link #validate(String)});
+ * errors are {@link IllegalArgumentException}s naming the source, field, value and what is allowed.
+ * Load with {@link #fromYaml}, {@link #fromJson}, {@link #load(Path)}, {@link #load(InputStream,
+ * String)} or {@link #resolve()} (system property {@value #SYSTEM_PROPERTY}, env {@value
+ * #ENV_VARIABLE}, classpath {@value #CLASSPATH_RESOURCE}).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"pattern", "sparsity", "distribution", "initialMask", "seed", "include", "exclude",
-        "keepFirstDense", "keepLastDense", "attention", "mst"})
+@JsonPropertyOrder({
+  "pattern",
+  "sparsity",
+  "distribution",
+  "initialMask",
+  "seed",
+  "include",
+  "exclude",
+  "keepFirstDense",
+  "keepLastDense",
+  "attention",
+  "mst"
+})
 public class SparsityConfig {
-    public static final String SYSTEM_PROPERTY = "sparseflow.config";
-    public static final String ENV_VARIABLE = "SPARSEFLOW_CONFIG";
-    public static final String CLASSPATH_RESOURCE = "sparseflow.yaml";
+  public static final String SYSTEM_PROPERTY = "sparseflow.config";
+  public static final String ENV_VARIABLE = "SPARSEFLOW_CONFIG";
+  public static final String CLASSPATH_RESOURCE = "sparseflow.yaml";
 
-    /** Layer/param names matching one of these are kept dense by default: embeddings. */
-    public static final String DEFAULT_EXCLUDE_EMBEDDINGS =
-            "(?i)(.*[^a-z])?(emb|embed|embedding|embeddings|wte|wpe|tok_emb|pos_emb)([^a-z].*)?";
-    /** Layer/param names matching one of these are kept dense by default: layer norms. */
-    public static final String DEFAULT_EXCLUDE_NORMS =
-            "(?i)(.*[^a-z])?(ln|layernorm|layer_norm|norm)([^a-z].*)?";
+  /** Layer/param names matching one of these are kept dense by default: embeddings. */
+  public static final String DEFAULT_EXCLUDE_EMBEDDINGS =
+      "(?i)(.*[^a-z])?(emb|embed|embedding|embeddings|wte|wpe|tok_emb|pos_emb)([^a-z].*)?";
 
-    private String pattern = "unstructured";
-    private double sparsity = 0.5;
-    private DensityDistribution distribution = DensityDistribution.UNIFORM;
-    private InitialMask initialMask = InitialMask.RANDOM;
-    private long seed = 12345L;
-    private List<String> include = new ArrayList<>(List.of(".*"));
-    private List<String> exclude = new ArrayList<>(List.of(DEFAULT_EXCLUDE_EMBEDDINGS, DEFAULT_EXCLUDE_NORMS));
-    private boolean keepFirstDense = true;
-    private boolean keepLastDense = true;
-    private AttentionSettings attention;
-    private JsonNode mst;
+  /** Layer/param names matching one of these are kept dense by default: layer norms. */
+  public static final String DEFAULT_EXCLUDE_NORMS =
+      "(?i)(.*[^a-z])?(ln|layernorm|layer_norm|norm)([^a-z].*)?";
 
-    /** Jackson constructor: the defaults above. */
-    public SparsityConfig() { }
+  private String pattern = "unstructured";
+  private double sparsity = 0.5;
+  private DensityDistribution distribution = DensityDistribution.UNIFORM;
+  private InitialMask initialMask = InitialMask.RANDOM;
+  private long seed = 12345L;
+  private List<String> include = new ArrayList<>(List.of(".*"));
+  private List<String> exclude =
+      new ArrayList<>(List.of(DEFAULT_EXCLUDE_EMBEDDINGS, DEFAULT_EXCLUDE_NORMS));
+  private boolean keepFirstDense = true;
+  private boolean keepLastDense = true;
+  private AttentionSettings attention;
+  private JsonNode mst;
 
-    public static Builder builder() { return new Builder(); }
+  /** Jackson constructor: the defaults above. */
+  public SparsityConfig() {}
 
-    // ---------------------------------------------------------------- bean accessors (Jackson)
-    public String getPattern() { return pattern; }
-    public void setPattern(String pattern) { this.pattern = pattern; }
-    public double getSparsity() { return sparsity; }
-    public void setSparsity(double sparsity) { this.sparsity = sparsity; }
-    public DensityDistribution getDistribution() { return distribution; }
-    public void setDistribution(DensityDistribution distribution) { this.distribution = distribution; }
-    public InitialMask getInitialMask() { return initialMask; }
-    public void setInitialMask(InitialMask initialMask) { this.initialMask = initialMask; }
-    public long getSeed() { return seed; }
-    public void setSeed(long seed) { this.seed = seed; }
-    public List<String> getInclude() { return include; }
-    public void setInclude(List<String> include) { this.include = include; }
-    public List<String> getExclude() { return exclude; }
-    public void setExclude(List<String> exclude) { this.exclude = exclude; }
-    public boolean isKeepFirstDense() { return keepFirstDense; }
-    public void setKeepFirstDense(boolean keepFirstDense) { this.keepFirstDense = keepFirstDense; }
-    public boolean isKeepLastDense() { return keepLastDense; }
-    public void setKeepLastDense(boolean keepLastDense) { this.keepLastDense = keepLastDense; }
-    public AttentionSettings getAttention() { return attention; }
-    public void setAttention(AttentionSettings attention) { this.attention = attention; }
-    /** Opaque MST section (schema owned by the mst-scheduler); null when absent. */
-    public JsonNode getMst() { return mst; }
-    public void setMst(JsonNode mst) { this.mst = mst; }
+  public static Builder builder() {
+    return new Builder();
+  }
 
-    // ---------------------------------------------------------------- derived helpers (not bean properties)
-    /** Global target density = 1 - sparsity. */
-    public double targetDensity() { return 1.0 - sparsity; }
+  // ---------------------------------------------------------------- bean accessors (Jackson)
+  public String getPattern() {
+    return pattern;
+  }
 
-    /** True if {@code name} is selected by include and not rejected by exclude. */
-    public boolean selects(String name) {
-        return matchesAny(include, name) && !matchesAny(exclude, name);
+  public void setPattern(String pattern) {
+    this.pattern = pattern;
+  }
+
+  public double getSparsity() {
+    return sparsity;
+  }
+
+  public void setSparsity(double sparsity) {
+    this.sparsity = sparsity;
+  }
+
+  public DensityDistribution getDistribution() {
+    return distribution;
+  }
+
+  public void setDistribution(DensityDistribution distribution) {
+    this.distribution = distribution;
+  }
+
+  public InitialMask getInitialMask() {
+    return initialMask;
+  }
+
+  public void setInitialMask(InitialMask initialMask) {
+    this.initialMask = initialMask;
+  }
+
+  public long getSeed() {
+    return seed;
+  }
+
+  public void setSeed(long seed) {
+    this.seed = seed;
+  }
+
+  public List<String> getInclude() {
+    return include;
+  }
+
+  public void setInclude(List<String> include) {
+    this.include = include;
+  }
+
+  public List<String> getExclude() {
+    return exclude;
+  }
+
+  public void setExclude(List<String> exclude) {
+    this.exclude = exclude;
+  }
+
+  public boolean isKeepFirstDense() {
+    return keepFirstDense;
+  }
+
+  public void setKeepFirstDense(boolean keepFirstDense) {
+    this.keepFirstDense = keepFirstDense;
+  }
+
+  public boolean isKeepLastDense() {
+    return keepLastDense;
+  }
+
+  public void setKeepLastDense(boolean keepLastDense) {
+    this.keepLastDense = keepLastDense;
+  }
+
+  public AttentionSettings getAttention() {
+    return attention;
+  }
+
+  public void setAttention(AttentionSettings attention) {
+    this.attention = attention;
+  }
+
+  /** Opaque MST section (schema owned by the mst-scheduler); null when absent. */
+  public JsonNode getMst() {
+    return mst;
+  }
+
+  public void setMst(JsonNode mst) {
+    this.mst = mst;
+  }
+
+  // ---------------------------------------------------------------- derived helpers (not bean
+  // properties)
+  /** Global target density = 1 - sparsity. */
+  public double targetDensity() {
+    return 1.0 - sparsity;
+  }
+
+  /** True if {@code name} is selected by include and not rejected by exclude. */
+  public boolean selects(String name) {
+    return matchesAny(include, name) && !matchesAny(exclude, name);
+  }
+
+  /** First exclude regex matching {@code name}, or null. */
+  public String excludedBy(String name) {
+    if (exclude == null) {
+      return null;
+    }
+    for (String r : exclude) {
+      if (Pattern.compile(r).matcher(name).matches()) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  public boolean included(String name) {
+    return matchesAny(include, name);
+  }
+
+  /** True if the attention section selects the attention layer / variable named {@code name}. */
+  public boolean attentionSelects(String name) {
+    return attention != null && matchesAny(attention.getLayers(), name);
+  }
+
+  static boolean matchesAny(List<String> regexes, String name) {
+    if (regexes == null || name == null) {
+      return false;
+    }
+    for (String r : regexes) {
+      if (Pattern.compile(r).matcher(name).matches()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  public SparsityConfig copy() {
+    SparsityConfig c = new SparsityConfig();
+    c.pattern = pattern;
+    c.sparsity = sparsity;
+    c.distribution = distribution;
+    c.initialMask = initialMask;
+    c.seed = seed;
+    c.include = include == null ? null : new ArrayList<>(include);
+    c.exclude = exclude == null ? null : new ArrayList<>(exclude);
+    c.keepFirstDense = keepFirstDense;
+    c.keepLastDense = keepLastDense;
+    c.attention = attention == null ? null : attention.copy();
+    c.mst = mst == null ? null : mst.deepCopy();
+    return c;
+  }
+
+  // ---------------------------------------------------------------- validation
+  /**
+   * Checks every field; throws an {@link IllegalArgumentException} naming {@code source}, the
+   * field, its value and what is allowed.
+   */
+  public SparsityConfig validate(String source) {
+    String src = source == null ? "<builder>" : source;
+    String pp = PatternStrings.weightPatternProblem(pattern);
+    if (pp != null) {
+      throw fieldError(
+          src, "pattern", pattern, PatternStrings.WEIGHT_PATTERN_ALLOWED + " (" + pp + ")");
+    }
+    if (!(sparsity >= 0.0 && sparsity < 1.0)) {
+      throw fieldError(
+          src,
+          "sparsity",
+          sparsity,
+          "a number in [0, 1) (fraction of zeros; 1 would prune everything)");
+    }
+    if (distribution == null) {
+      throw fieldError(src, "distribution", null, "one of UNIFORM, ER, ERK");
+    }
+    if (initialMask == null) {
+      throw fieldError(src, "initialMask", null, "one of RANDOM, MAGNITUDE");
+    }
+    checkRegexes(src, "include", include, false);
+    checkRegexes(src, "exclude", exclude, true);
+    if (attention != null) {
+      String p = attention.getPattern();
+      String ap = p == null ? null : PatternStrings.attentionPatternProblem(p);
+      if (ap != null) {
+        throw fieldError(
+            src,
+            "attention.pattern",
+            p,
+            PatternStrings.ATTENTION_PATTERN_ALLOWED + " (" + ap + ")");
+      }
+      int bs = attention.getBlockSize();
+      if (bs < 1 || (bs & (bs - 1)) != 0 || bs > 1024) {
+        throw fieldError(src, "attention.blockSize", bs, "a power of two in [1, 1024]");
+      }
+      checkRegexes(src, "attention.layers", attention.getLayers(), false);
+    }
+    return this;
+  }
+
+  private static void checkRegexes(
+      String src, String field, List<String> regexes, boolean emptyAllowed) {
+    if (regexes == null || (!emptyAllowed && regexes.isEmpty())) {
+      throw fieldError(
+          src,
+          field,
+          regexes,
+          emptyAllowed ? "a list of Java regexes" : "a non-empty list of Java regexes");
+    }
+    for (int i = 0; i < regexes.size(); i++) {
+      String r = regexes.get(i);
+      if (r == null) {
+        throw fieldError(src, field + "[" + i + "]", null, "a Java regex");
+      }
+      try {
+        Pattern.compile(r);
+      } catch (PatternSyntaxException e) {
+        throw fieldError(
+            src,
+            field + "[" + i + "]",
+            r,
+            "a valid Java regex (" + e.getDescription() + " at index " + e.getIndex() + ")");
+      }
+    }
+  }
+
+  static IllegalArgumentException fieldError(
+      String src, String field, Object value, String allowed) {
+    String v = value instanceof String ? "'" + value + "'" : String.valueOf(value);
+    return new IllegalArgumentException(
+        "Sparsity config "
+            + src
+            + ": field '"
+            + field
+            + "' has value "
+            + v
+            + "; allowed: "
+            + allowed);
+  }
+
+  // ---------------------------------------------------------------- IO (delegates to
+  // SparsityConfigIO)
+  public String toJson() {
+    return SparsityConfigIO.toJson(this);
+  }
+
+  public String toYaml() {
+    return SparsityConfigIO.toYaml(this);
+  }
+
+  public static SparsityConfig fromJson(String json) {
+    return SparsityConfigIO.parse(json, "<json string>", false);
+  }
+
+  public static SparsityConfig fromYaml(String yaml) {
+    return SparsityConfigIO.parse(yaml, "<yaml string>", true);
+  }
+
+  /** Reads a .json file as JSON and anything else as YAML. */
+  public static SparsityConfig load(Path file) {
+    return SparsityConfigIO.load(file);
+  }
+
+  /**
+   * Reads a stream; {@code sourceName} (e.g. a file name) is used in errors and picks JSON if it
+   * ends in .json.
+   */
+  public static SparsityConfig load(InputStream in, String sourceName) {
+    return SparsityConfigIO.load(in, sourceName);
+  }
+
+  /**
+   * Finds the configuration in order: system property {@value #SYSTEM_PROPERTY} (a path),
+   * environment variable {@value #ENV_VARIABLE} (a path), classpath resource {@value
+   * #CLASSPATH_RESOURCE}. Empty when none is set: the model stays dense.
+   */
+  public static Optional<SparsityConfig> resolve() {
+    return SparsityConfigIO.resolve();
+  }
+
+  // ---------------------------------------------------------------- equality
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof SparsityConfig c)) {
+      return false;
+    }
+    return Double.compare(sparsity, c.sparsity) == 0
+        && seed == c.seed
+        && keepFirstDense == c.keepFirstDense
+        && keepLastDense == c.keepLastDense
+        && Objects.equals(pattern, c.pattern)
+        && distribution == c.distribution
+        && initialMask == c.initialMask
+        && Objects.equals(include, c.include)
+        && Objects.equals(exclude, c.exclude)
+        && Objects.equals(attention, c.attention)
+        && Objects.equals(mst, c.mst);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        pattern,
+        sparsity,
+        distribution,
+        initialMask,
+        seed,
+        include,
+        exclude,
+        keepFirstDense,
+        keepLastDense,
+        attention,
+        mst);
+  }
+
+  @Override
+  public String toString() {
+    return "SparsityConfig{pattern="
+        + pattern
+        + ", sparsity="
+        + sparsity
+        + ", distribution="
+        + distribution
+        + ", initialMask="
+        + initialMask
+        + ", seed="
+        + seed
+        + ", include="
+        + include
+        + ", exclude="
+        + exclude
+        + ", keepFirstDense="
+        + keepFirstDense
+        + ", keepLastDense="
+        + keepLastDense
+        + ", attention="
+        + attention
+        + ", mst="
+        + mst
+        + "}";
+  }
+
+  // ---------------------------------------------------------------- builder
+  /** DL4J-style builder; {@link #build()} validates. */
+  public static final class Builder {
+    private final SparsityConfig c = new SparsityConfig();
+
+    public Builder pattern(String pattern) {
+      c.pattern = pattern;
+      return this;
     }
 
-    /** First exclude regex matching {@code name}, or null. */
-    public String excludedBy(String name) {
-        if (exclude == null) return null;
-        for (String r : exclude) if (Pattern.compile(r).matcher(name).matches()) return r;
-        return null;
+    public Builder sparsity(double sparsity) {
+      c.sparsity = sparsity;
+      return this;
     }
 
-    public boolean included(String name) { return matchesAny(include, name); }
-
-    /** True if the attention section selects the attention layer / variable named {@code name}. */
-    public boolean attentionSelects(String name) {
-        return attention != null && matchesAny(attention.getLayers(), name);
+    /** Convenience: sparsity = 1 - density. */
+    public Builder density(double density) {
+      c.sparsity = 1.0 - density;
+      return this;
     }
 
-    static boolean matchesAny(List<String> regexes, String name) {
-        if (regexes == null || name == null) return false;
-        for (String r : regexes) if (Pattern.compile(r).matcher(name).matches()) return true;
-        return false;
+    public Builder distribution(DensityDistribution d) {
+      c.distribution = d;
+      return this;
     }
 
-    public SparsityConfig copy() {
-        SparsityConfig c = new SparsityConfig();
-        c.pattern = pattern; c.sparsity = sparsity; c.distribution = distribution; c.initialMask = initialMask;
-        c.seed = seed;
-        c.include = include == null ? null : new ArrayList<>(include);
-        c.exclude = exclude == null ? null : new ArrayList<>(exclude);
-        c.keepFirstDense = keepFirstDense; c.keepLastDense = keepLastDense;
-        c.attention = attention == null ? null : attention.copy();
-        c.mst = mst == null ? null : mst.deepCopy();
-        return c;
+    public Builder initialMask(InitialMask m) {
+      c.initialMask = m;
+      return this;
     }
 
-    // ---------------------------------------------------------------- validation
-    /**
-     * Checks every field; throws an {@link IllegalArgumentException} naming {@code source}, the field,
-     * its value and what is allowed.
-     */
-    public SparsityConfig validate(String source) {
-        String src = source == null ? "<builder>" : source;
-        String pp = PatternStrings.weightPatternProblem(pattern);
-        if (pp != null) {
-            throw fieldError(src, "pattern", pattern, PatternStrings.WEIGHT_PATTERN_ALLOWED + " (" + pp + ")");
-        }
-        if (!(sparsity >= 0.0 && sparsity < 1.0)) {
-            throw fieldError(src, "sparsity", sparsity, "a number in [0, 1) (fraction of zeros; 1 would prune everything)");
-        }
-        if (distribution == null) throw fieldError(src, "distribution", null, "one of UNIFORM, ER, ERK");
-        if (initialMask == null) throw fieldError(src, "initialMask", null, "one of RANDOM, MAGNITUDE");
-        checkRegexes(src, "include", include, false);
-        checkRegexes(src, "exclude", exclude, true);
-        if (attention != null) {
-            String p = attention.getPattern();
-            String ap = p == null ? null : PatternStrings.attentionPatternProblem(p);
-            if (ap != null) {
-                throw fieldError(src, "attention.pattern", p, PatternStrings.ATTENTION_PATTERN_ALLOWED + " (" + ap + ")");
-            }
-            int bs = attention.getBlockSize();
-            if (bs < 1 || (bs & (bs - 1)) != 0 || bs > 1024) {
-                throw fieldError(src, "attention.blockSize", bs, "a power of two in [1, 1024]");
-            }
-            checkRegexes(src, "attention.layers", attention.getLayers(), false);
-        }
-        return this;
+    public Builder seed(long seed) {
+      c.seed = seed;
+      return this;
     }
 
-    private static void checkRegexes(String src, String field, List<String> regexes, boolean emptyAllowed) {
-        if (regexes == null || (!emptyAllowed && regexes.isEmpty())) {
-            throw fieldError(src, field, regexes, emptyAllowed ? "a list of Java regexes" : "a non-empty list of Java regexes");
-        }
-        for (int i = 0; i < regexes.size(); i++) {
-            String r = regexes.get(i);
-            if (r == null) throw fieldError(src, field + "[" + i + "]", null, "a Java regex");
-            try {
-                Pattern.compile(r);
-            } catch (PatternSyntaxException e) {
-                throw fieldError(src, field + "[" + i + "]", r, "a valid Java regex (" + e.getDescription() + " at index " + e.getIndex() + ")");
-            }
-        }
+    public Builder include(String... regexes) {
+      c.include = new ArrayList<>(List.of(regexes));
+      return this;
     }
 
-    static IllegalArgumentException fieldError(String src, String field, Object value, String allowed) {
-        String v = value instanceof String ? "'" + value + "'" : String.valueOf(value);
-        return new IllegalArgumentException("Sparsity config " + src + ": field '" + field + "' has value " + v
-                + "; allowed: " + allowed);
+    public Builder exclude(String... regexes) {
+      c.exclude = new ArrayList<>(List.of(regexes));
+      return this;
     }
 
-    // ---------------------------------------------------------------- IO (delegates to SparsityConfigIO)
-    public String toJson() { return SparsityConfigIO.toJson(this); }
-    public String toYaml() { return SparsityConfigIO.toYaml(this); }
-    public static SparsityConfig fromJson(String json) { return SparsityConfigIO.parse(json, "<json string>", false); }
-    public static SparsityConfig fromYaml(String yaml) { return SparsityConfigIO.parse(yaml, "<yaml string>", true); }
-    /** Reads a .json file as JSON and anything else as YAML. */
-    public static SparsityConfig load(Path file) { return SparsityConfigIO.load(file); }
-    /** Reads a stream; {@code sourceName} (e.g. a file name) is used in errors and picks JSON if it ends in .json. */
-    public static SparsityConfig load(InputStream in, String sourceName) { return SparsityConfigIO.load(in, sourceName); }
-
-    /**
-     * Finds the configuration in order: system property {@value #SYSTEM_PROPERTY} (a path),
-     * environment variable {@value #ENV_VARIABLE} (a path), classpath resource {@value #CLASSPATH_RESOURCE}.
-     * Empty when none is set: the model stays dense.
-     */
-    public static Optional<SparsityConfig> resolve() { return SparsityConfigIO.resolve(); }
-
-    // ---------------------------------------------------------------- equality
-    @Override public boolean equals(Object o) {
-        if (this == o) return true;
-        if (!(o instanceof SparsityConfig c)) return false;
-        return Double.compare(sparsity, c.sparsity) == 0 && seed == c.seed && keepFirstDense == c.keepFirstDense
-                && keepLastDense == c.keepLastDense && Objects.equals(pattern, c.pattern)
-                && distribution == c.distribution && initialMask == c.initialMask
-                && Objects.equals(include, c.include) && Objects.equals(exclude, c.exclude)
-                && Objects.equals(attention, c.attention) && Objects.equals(mst, c.mst);
+    /** Adds to the default excludes instead of replacing them. */
+    public Builder addExclude(String... regexes) {
+      c.exclude.addAll(List.of(regexes));
+      return this;
     }
 
-    @Override public int hashCode() {
-        return Objects.hash(pattern, sparsity, distribution, initialMask, seed, include, exclude, keepFirstDense,
-                keepLastDense, attention, mst);
+    public Builder keepFirstDense(boolean b) {
+      c.keepFirstDense = b;
+      return this;
     }
 
-    @Override public String toString() {
-        return "SparsityConfig{pattern=" + pattern + ", sparsity=" + sparsity + ", distribution=" + distribution
-                + ", initialMask=" + initialMask + ", seed=" + seed + ", include=" + include + ", exclude=" + exclude
-                + ", keepFirstDense=" + keepFirstDense + ", keepLastDense=" + keepLastDense
-                + ", attention=" + attention + ", mst=" + mst + "}";
+    public Builder keepLastDense(boolean b) {
+      c.keepLastDense = b;
+      return this;
     }
 
-    // ---------------------------------------------------------------- builder
-    /** DL4J-style builder; {@link #build()} validates. */
-    public static final class Builder {
-        private final SparsityConfig c = new SparsityConfig();
-
-        public Builder pattern(String pattern) { c.pattern = pattern; return this; }
-        public Builder sparsity(double sparsity) { c.sparsity = sparsity; return this; }
-        /** Convenience: sparsity = 1 - density. */
-        public Builder density(double density) { c.sparsity = 1.0 - density; return this; }
-        public Builder distribution(DensityDistribution d) { c.distribution = d; return this; }
-        public Builder initialMask(InitialMask m) { c.initialMask = m; return this; }
-        public Builder seed(long seed) { c.seed = seed; return this; }
-        public Builder include(String... regexes) { c.include = new ArrayList<>(List.of(regexes)); return this; }
-        public Builder exclude(String... regexes) { c.exclude = new ArrayList<>(List.of(regexes)); return this; }
-        /** Adds to the default excludes instead of replacing them. */
-        public Builder addExclude(String... regexes) { c.exclude.addAll(List.of(regexes)); return this; }
-        public Builder keepFirstDense(boolean b) { c.keepFirstDense = b; return this; }
-        public Builder keepLastDense(boolean b) { c.keepLastDense = b; return this; }
-        public Builder attention(AttentionSettings a) { c.attention = a; return this; }
-        public Builder attention(String pattern, int blockSize, boolean replaceSelfAttention, String... layerRegexes) {
-            c.attention = new AttentionSettings(pattern, blockSize,
-                    layerRegexes.length == 0 ? List.of(".*") : List.of(layerRegexes), replaceSelfAttention);
-            return this;
-        }
-        public Builder mst(JsonNode mst) { c.mst = mst; return this; }
-
-        public SparsityConfig build() { return c.copy().validate("<builder>"); }
+    public Builder attention(AttentionSettings a) {
+      c.attention = a;
+      return this;
     }
+
+    public Builder attention(
+        String pattern, int blockSize, boolean replaceSelfAttention, String... layerRegexes) {
+      c.attention =
+          new AttentionSettings(
+              pattern,
+              blockSize,
+              layerRegexes.length == 0 ? List.of(".*") : List.of(layerRegexes),
+              replaceSelfAttention);
+      return this;
+    }
+
+    public Builder mst(JsonNode mst) {
+      c.mst = mst;
+      return this;
+    }
+
+    public SparsityConfig build() {
+      return c.copy().validate("<builder>");
+    }
+  }
 }

@@ -1,5 +1,10 @@
 package org.sparseflow.layers.nn;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -15,31 +20,293 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.regularization.Regularization;
 
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-
 /**
- * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW, the default), output
- * [minibatch, nOut, T]; with {@code dataFormat(NWC)} input [minibatch, T, nIn] and output [minibatch, T, nOut]
- * (the natural transformer layout: the projections then read and write the activations without transposes).
- * Classic DL4J layer (not a SameDiffLayer, so no doubled gradients).
+ * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW, the default),
+ * output [minibatch, nOut, T]; with {@code dataFormat(NWC)} input [minibatch, T, nIn] and output
+ * [minibatch, T, nOut] (the natural transformer layout: the projections then read and write the
+ * activations without transposes). Classic DL4J layer (not a SameDiffLayer, so no doubled
+ * gradients).
  *
- * <p>q = x Wq + bq, k = x Wk + bk, v = x Wv + bv (each [*, nOut], split into nHeads heads of size nOut/nHeads),
- * o = softmax(q k^T / sqrt(headSize) restricted to the causal pattern) v, y = act(o Wo + bo). Params: "Wq", "Wk",
- * "Wv" [nIn, nOut], "Wo" [nOut, nOut], biases "bq", "bk", "bv", "bo" (if hasBias), and, when
- * {@code projectionPattern} is set, frozen 0/1 masks "Mq", "Mk", "Mv", "Mo" for sparse projections.
+ * <p>q = x Wq + bq, k = x Wk + bk, v = x Wv + bv (each [*, nOut], split into nHeads heads of size
+ * nOut/nHeads), o = softmax(q k^T / sqrt(headSize) restricted to the causal pattern) v, y = act(o
+ * Wo + bo). Params: "Wq", "Wk", "Wv" [nIn, nOut], "Wo" [nOut, nOut], biases "bq", "bk", "bv", "bo"
+ * (if hasBias), and, when {@code projectionPattern} is set, frozen 0/1 masks "Mq", "Mk", "Mv", "Mo"
+ * for sparse projections.
  *
- * <p>{@code attentionPattern}: an {@code AttentionPattern} string (e.g. {@code dense}, {@code local:64+strided:64});
- * {@code blockSize}: block size of the sparse attention kernel, which must divide T for non-dense patterns
- * (a dense pattern falls back to one block of T when it does not). DL4J time-step masks are passed through
- * but not applied as key masks: with causal attention and right padding, valid positions never see padding.
- * Activation defaults to identity.
+ * <p>{@code attentionPattern}: an {@code AttentionPattern} string (e.g. {@code dense}, {@code
+ * local:64+strided:64}); {@code blockSize}: block size of the sparse attention kernel, which must
+ * divide T for non-dense patterns (a dense pattern falls back to one block of T when it does not).
+ * DL4J time-step masks are passed through but not applied as key masks: with causal attention and
+ * right padding, valid positions never see padding. Activation defaults to identity.
  */
 public class CausalSelfAttentionLayer extends FeedForwardLayer implements SparseFlowLayerConf {
 
+  private int nHeads = 1;
+  private String attentionPattern = "dense";
+  private int blockSize = 16;
+  private String projectionPattern;
+  private double projectionDensity = 1.0;
+  private boolean hasBias = true;
+  private RNNFormat dataFormat = RNNFormat.NCW;
+
+  /** Jackson. */
+  public CausalSelfAttentionLayer() {}
+
+  protected CausalSelfAttentionLayer(Builder b) {
+    super(b);
+    this.nHeads = b.nHeads;
+    this.attentionPattern = b.attentionPattern;
+    this.blockSize = b.blockSize;
+    this.projectionPattern = b.projectionPattern;
+    this.projectionDensity = b.projectionDensity;
+    this.hasBias = b.hasBias;
+    this.dataFormat = b.dataFormat;
+    initializeConstraints(b);
+  }
+
+  static final String[] PROJ = {"q", "k", "v", "o"};
+
+  @Override
+  public List<ParamSpec> paramSpecs() {
+    List<ParamSpec> l = new ArrayList<>();
+    for (String p : PROJ) {
+      long rows = p.equals("o") ? nOut : nIn;
+      l.add(ParamSpec.weight("W" + p, rows, nOut));
+      if (hasBias) {
+        l.add(ParamSpec.bias("b" + p, nOut));
+      }
+    }
+    if (projectionPattern != null) {
+      for (String p : PROJ) {
+        long rows = p.equals("o") ? nOut : nIn;
+        l.add(ParamSpec.mask("M" + p, "W" + p, rows, nOut, projectionPattern, projectionDensity));
+      }
+    }
+    return l;
+  }
+
+  /** Validates the whole configuration (also used after setInputType has filled nIn). */
+  void validate() {
+    String name = getLayerName();
+    LayerValidation.checkPositive(name, "nHeads", nHeads);
+    LayerValidation.checkPositive(name, "blockSize", blockSize);
+    if (nOut > 0 && nOut % nHeads != 0) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(name)
+              + "nOut = "
+              + nOut
+              + " is not divisible by nHeads = "
+              + nHeads
+              + "; allowed: nOut a multiple of nHeads");
+    }
+    try {
+      SparseKernels.parseAttentionPattern("attentionPattern", attentionPattern);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(LayerValidation.where(name) + e.getMessage(), e);
+    }
+    if (projectionPattern != null) {
+      LayerValidation.checkWeightSparsity(name, projectionPattern, projectionDensity, nIn, nOut);
+      if (nOut > 0) {
+        LayerValidation.checkWeightSparsity(name, projectionPattern, projectionDensity, nOut, nOut);
+      }
+    }
+  }
+
+  @Override
+  public org.deeplearning4j.nn.api.Layer instantiate(
+      NeuralNetConfiguration conf,
+      Collection<TrainingListener> listeners,
+      int layerIndex,
+      INDArray paramsView,
+      boolean initializeParams,
+      DataType dataType) {
+    validate();
+    CausalSelfAttentionLayerImpl impl = new CausalSelfAttentionLayerImpl(conf, dataType);
+    impl.setListeners(listeners);
+    impl.setIndex(layerIndex);
+    impl.setParamsViewArray(paramsView);
+    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
+    impl.setParamTable(table);
+    impl.setConf(conf);
+    return impl;
+  }
+
+  @Override
+  public ParamInitializer initializer() {
+    return SparseFlowParamInitializer.getInstance();
+  }
+
+  @Override
+  public InputType getOutputType(int layerIndex, InputType inputType) {
+    if (inputType == null || inputType.getType() != InputType.Type.RNN) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(getLayerName())
+              + "input type = "
+              + inputType
+              + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
+    }
+    InputType.InputTypeRecurrent r = (InputType.InputTypeRecurrent) inputType;
+    return InputType.recurrent(nOut, r.getTimeSeriesLength(), dataFormat);
+  }
+
+  @Override
+  public void setNIn(InputType inputType, boolean override) {
+    if (inputType == null || inputType.getType() != InputType.Type.RNN) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(getLayerName())
+              + "input type = "
+              + inputType
+              + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
+    }
+    if (nIn <= 0 || override) {
+      nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
+    }
+  }
+
+  @Override
+  public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
+    return InputTypeUtil.getPreprocessorForInputTypeRnnLayers(
+        inputType, dataFormat, getLayerName());
+  }
+
+  @Override
+  public IUpdater getUpdaterByParam(String paramName) {
+    return LayerConfSupport.isMask(this, paramName)
+        ? LayerConfSupport.FROZEN
+        : super.getUpdaterByParam(paramName);
+  }
+
+  @Override
+  public List<Regularization> getRegularizationByParam(String paramName) {
+    return LayerConfSupport.isMask(this, paramName)
+        ? LayerConfSupport.noRegularization()
+        : super.getRegularizationByParam(paramName);
+  }
+
+  @Override
+  public LayerMemoryReport getMemoryReport(InputType inputType) {
+    return LayerConfSupport.memoryReport(
+        this, CausalSelfAttentionLayer.class, inputType, initializer().numParams(this));
+  }
+
+  public int getNHeads() {
+    return nHeads;
+  }
+
+  public void setNHeads(int nHeads) {
+    this.nHeads = nHeads;
+  }
+
+  public String getAttentionPattern() {
+    return attentionPattern;
+  }
+
+  public void setAttentionPattern(String attentionPattern) {
+    this.attentionPattern = attentionPattern;
+  }
+
+  public int getBlockSize() {
+    return blockSize;
+  }
+
+  public void setBlockSize(int blockSize) {
+    this.blockSize = blockSize;
+  }
+
+  /** Pattern of the projection weights, or null for dense projections. */
+  public String getProjectionPattern() {
+    return projectionPattern;
+  }
+
+  public void setProjectionPattern(String projectionPattern) {
+    this.projectionPattern = projectionPattern;
+  }
+
+  public double getProjectionDensity() {
+    return projectionDensity;
+  }
+
+  public void setProjectionDensity(double projectionDensity) {
+    this.projectionDensity = projectionDensity;
+  }
+
+  public boolean isHasBias() {
+    return hasBias;
+  }
+
+  public void setHasBias(boolean hasBias) {
+    this.hasBias = hasBias;
+  }
+
+  public boolean hasBias() {
+    return hasBias;
+  }
+
+  /** Layout of input and output: NCW [minibatch, n, T] or NWC [minibatch, T, n]. */
+  public RNNFormat getDataFormat() {
+    return dataFormat;
+  }
+
+  public void setDataFormat(RNNFormat dataFormat) {
+    this.dataFormat = dataFormat;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof CausalSelfAttentionLayer) || !super.equals(o)) {
+      return false;
+    }
+    CausalSelfAttentionLayer t = (CausalSelfAttentionLayer) o;
+    return nHeads == t.nHeads
+        && blockSize == t.blockSize
+        && hasBias == t.hasBias
+        && dataFormat == t.dataFormat
+        && Double.compare(projectionDensity, t.projectionDensity) == 0
+        && Objects.equals(attentionPattern, t.attentionPattern)
+        && Objects.equals(projectionPattern, t.projectionPattern);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        super.hashCode(),
+        nHeads,
+        attentionPattern,
+        blockSize,
+        projectionPattern,
+        projectionDensity,
+        hasBias,
+        dataFormat);
+  }
+
+  @Override
+  public String toString() {
+    return "CausalSelfAttentionLayer(name="
+        + getLayerName()
+        + ", nIn="
+        + nIn
+        + ", nOut="
+        + nOut
+        + ", nHeads="
+        + nHeads
+        + ", attentionPattern="
+        + attentionPattern
+        + ", blockSize="
+        + blockSize
+        + ", projectionPattern="
+        + projectionPattern
+        + ", projectionDensity="
+        + projectionDensity
+        + ", dataFormat="
+        + dataFormat
+        + ")";
+  }
+
+  /** Builder in DL4J style. */
+  public static class Builder extends FeedForwardLayer.Builder<Builder> {
     private int nHeads = 1;
     private String attentionPattern = "dense";
     private int blockSize = 16;
@@ -48,266 +315,62 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     private boolean hasBias = true;
     private RNNFormat dataFormat = RNNFormat.NCW;
 
-    /** Jackson. */
-    public CausalSelfAttentionLayer() {
+    public Builder() {
+      this.activationFn = new ActivationIdentity();
     }
 
-    protected CausalSelfAttentionLayer(Builder b) {
-        super(b);
-        this.nHeads = b.nHeads;
-        this.attentionPattern = b.attentionPattern;
-        this.blockSize = b.blockSize;
-        this.projectionPattern = b.projectionPattern;
-        this.projectionDensity = b.projectionDensity;
-        this.hasBias = b.hasBias;
-        this.dataFormat = b.dataFormat;
-        initializeConstraints(b);
+    public Builder nHeads(int nHeads) {
+      this.nHeads = nHeads;
+      return this;
     }
 
-    static final String[] PROJ = {"q", "k", "v", "o"};
-
-    @Override
-    public List<ParamSpec> paramSpecs() {
-        List<ParamSpec> l = new ArrayList<>();
-        for (String p : PROJ) {
-            long rows = p.equals("o") ? nOut : nIn;
-            l.add(ParamSpec.weight("W" + p, rows, nOut));
-            if (hasBias) l.add(ParamSpec.bias("b" + p, nOut));
-        }
-        if (projectionPattern != null) {
-            for (String p : PROJ) {
-                long rows = p.equals("o") ? nOut : nIn;
-                l.add(ParamSpec.mask("M" + p, "W" + p, rows, nOut, projectionPattern, projectionDensity));
-            }
-        }
-        return l;
+    /**
+     * AttentionPattern string, e.g. "dense", "local:64", "local:64+strided:64", "fixed:64:1",
+     * "random:2:seed=7".
+     */
+    public Builder attentionPattern(String attentionPattern) {
+      this.attentionPattern = attentionPattern;
+      return this;
     }
 
-    /** Validates the whole configuration (also used after setInputType has filled nIn). */
-    void validate() {
-        String name = getLayerName();
-        LayerValidation.checkPositive(name, "nHeads", nHeads);
-        LayerValidation.checkPositive(name, "blockSize", blockSize);
-        if (nOut > 0 && nOut % nHeads != 0) {
-            throw new IllegalArgumentException(LayerValidation.where(name) + "nOut = " + nOut + " is not divisible by nHeads = "
-                    + nHeads + "; allowed: nOut a multiple of nHeads");
-        }
-        try {
-            SparseKernels.parseAttentionPattern("attentionPattern", attentionPattern);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(LayerValidation.where(name) + e.getMessage(), e);
-        }
-        if (projectionPattern != null) {
-            LayerValidation.checkWeightSparsity(name, projectionPattern, projectionDensity, nIn, nOut);
-            if (nOut > 0) LayerValidation.checkWeightSparsity(name, projectionPattern, projectionDensity, nOut, nOut);
-        }
+    /**
+     * Block size of the sparse attention layout; must divide the sequence length (non-dense
+     * patterns).
+     */
+    public Builder blockSize(int blockSize) {
+      this.blockSize = blockSize;
+      return this;
+    }
+
+    /** Makes the four projections sparse with this weight pattern (null: dense projections). */
+    public Builder projectionPattern(String projectionPattern) {
+      this.projectionPattern = projectionPattern;
+      return this;
+    }
+
+    /** Initial density of sparse projections, in (0, 1]. */
+    public Builder projectionDensity(double projectionDensity) {
+      this.projectionDensity = projectionDensity;
+      return this;
+    }
+
+    public Builder hasBias(boolean hasBias) {
+      this.hasBias = hasBias;
+      return this;
+    }
+
+    /** Layout of input and output: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
+    public Builder dataFormat(RNNFormat dataFormat) {
+      this.dataFormat = LayerValidation.checkDataFormat(layerName, dataFormat);
+      return this;
     }
 
     @Override
-    public org.deeplearning4j.nn.api.Layer instantiate(NeuralNetConfiguration conf, Collection<TrainingListener> listeners,
-                                                       int layerIndex, INDArray paramsView, boolean initializeParams,
-                                                       DataType dataType) {
-        validate();
-        CausalSelfAttentionLayerImpl impl = new CausalSelfAttentionLayerImpl(conf, dataType);
-        impl.setListeners(listeners);
-        impl.setIndex(layerIndex);
-        impl.setParamsViewArray(paramsView);
-        Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-        impl.setParamTable(table);
-        impl.setConf(conf);
-        return impl;
+    @SuppressWarnings("unchecked")
+    public CausalSelfAttentionLayer build() {
+      CausalSelfAttentionLayer l = new CausalSelfAttentionLayer(this);
+      l.validate();
+      return l;
     }
-
-    @Override
-    public ParamInitializer initializer() {
-        return SparseFlowParamInitializer.getInstance();
-    }
-
-    @Override
-    public InputType getOutputType(int layerIndex, InputType inputType) {
-        if (inputType == null || inputType.getType() != InputType.Type.RNN) {
-            throw new IllegalArgumentException(LayerValidation.where(getLayerName()) + "input type = " + inputType
-                    + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
-        }
-        InputType.InputTypeRecurrent r = (InputType.InputTypeRecurrent) inputType;
-        return InputType.recurrent(nOut, r.getTimeSeriesLength(), dataFormat);
-    }
-
-    @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if (inputType == null || inputType.getType() != InputType.Type.RNN) {
-            throw new IllegalArgumentException(LayerValidation.where(getLayerName()) + "input type = " + inputType
-                    + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
-        }
-        if (nIn <= 0 || override) nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
-    }
-
-    @Override
-    public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
-        return InputTypeUtil.getPreprocessorForInputTypeRnnLayers(inputType, dataFormat, getLayerName());
-    }
-
-    @Override
-    public IUpdater getUpdaterByParam(String paramName) {
-        return LayerConfSupport.isMask(this, paramName) ? LayerConfSupport.FROZEN : super.getUpdaterByParam(paramName);
-    }
-
-    @Override
-    public List<Regularization> getRegularizationByParam(String paramName) {
-        return LayerConfSupport.isMask(this, paramName) ? LayerConfSupport.noRegularization()
-                : super.getRegularizationByParam(paramName);
-    }
-
-    @Override
-    public LayerMemoryReport getMemoryReport(InputType inputType) {
-        return LayerConfSupport.memoryReport(this, CausalSelfAttentionLayer.class, inputType, initializer().numParams(this));
-    }
-
-    public int getNHeads() {
-        return nHeads;
-    }
-
-    public void setNHeads(int nHeads) {
-        this.nHeads = nHeads;
-    }
-
-    public String getAttentionPattern() {
-        return attentionPattern;
-    }
-
-    public void setAttentionPattern(String attentionPattern) {
-        this.attentionPattern = attentionPattern;
-    }
-
-    public int getBlockSize() {
-        return blockSize;
-    }
-
-    public void setBlockSize(int blockSize) {
-        this.blockSize = blockSize;
-    }
-
-    /** Pattern of the projection weights, or null for dense projections. */
-    public String getProjectionPattern() {
-        return projectionPattern;
-    }
-
-    public void setProjectionPattern(String projectionPattern) {
-        this.projectionPattern = projectionPattern;
-    }
-
-    public double getProjectionDensity() {
-        return projectionDensity;
-    }
-
-    public void setProjectionDensity(double projectionDensity) {
-        this.projectionDensity = projectionDensity;
-    }
-
-    public boolean isHasBias() {
-        return hasBias;
-    }
-
-    public void setHasBias(boolean hasBias) {
-        this.hasBias = hasBias;
-    }
-
-    public boolean hasBias() {
-        return hasBias;
-    }
-
-    /** Layout of input and output: NCW [minibatch, n, T] or NWC [minibatch, T, n]. */
-    public RNNFormat getDataFormat() {
-        return dataFormat;
-    }
-
-    public void setDataFormat(RNNFormat dataFormat) {
-        this.dataFormat = dataFormat;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (this == o) return true;
-        if (!(o instanceof CausalSelfAttentionLayer) || !super.equals(o)) return false;
-        CausalSelfAttentionLayer t = (CausalSelfAttentionLayer) o;
-        return nHeads == t.nHeads && blockSize == t.blockSize && hasBias == t.hasBias && dataFormat == t.dataFormat
-                && Double.compare(projectionDensity, t.projectionDensity) == 0
-                && Objects.equals(attentionPattern, t.attentionPattern) && Objects.equals(projectionPattern, t.projectionPattern);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(super.hashCode(), nHeads, attentionPattern, blockSize, projectionPattern, projectionDensity, hasBias,
-                dataFormat);
-    }
-
-    @Override
-    public String toString() {
-        return "CausalSelfAttentionLayer(name=" + getLayerName() + ", nIn=" + nIn + ", nOut=" + nOut + ", nHeads=" + nHeads
-                + ", attentionPattern=" + attentionPattern + ", blockSize=" + blockSize + ", projectionPattern="
-                + projectionPattern + ", projectionDensity=" + projectionDensity + ", dataFormat=" + dataFormat + ")";
-    }
-
-    /** Builder in DL4J style. */
-    public static class Builder extends FeedForwardLayer.Builder<Builder> {
-        private int nHeads = 1;
-        private String attentionPattern = "dense";
-        private int blockSize = 16;
-        private String projectionPattern;
-        private double projectionDensity = 1.0;
-        private boolean hasBias = true;
-        private RNNFormat dataFormat = RNNFormat.NCW;
-
-        public Builder() {
-            this.activationFn = new ActivationIdentity();
-        }
-
-        public Builder nHeads(int nHeads) {
-            this.nHeads = nHeads;
-            return this;
-        }
-
-        /** AttentionPattern string, e.g. "dense", "local:64", "local:64+strided:64", "fixed:64:1", "random:2:seed=7". */
-        public Builder attentionPattern(String attentionPattern) {
-            this.attentionPattern = attentionPattern;
-            return this;
-        }
-
-        /** Block size of the sparse attention layout; must divide the sequence length (non-dense patterns). */
-        public Builder blockSize(int blockSize) {
-            this.blockSize = blockSize;
-            return this;
-        }
-
-        /** Makes the four projections sparse with this weight pattern (null: dense projections). */
-        public Builder projectionPattern(String projectionPattern) {
-            this.projectionPattern = projectionPattern;
-            return this;
-        }
-
-        /** Initial density of sparse projections, in (0, 1]. */
-        public Builder projectionDensity(double projectionDensity) {
-            this.projectionDensity = projectionDensity;
-            return this;
-        }
-
-        public Builder hasBias(boolean hasBias) {
-            this.hasBias = hasBias;
-            return this;
-        }
-
-        /** Layout of input and output: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
-        public Builder dataFormat(RNNFormat dataFormat) {
-            this.dataFormat = LayerValidation.checkDataFormat(layerName, dataFormat);
-            return this;
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public CausalSelfAttentionLayer build() {
-            CausalSelfAttentionLayer l = new CausalSelfAttentionLayer(this);
-            l.validate();
-            return l;
-        }
-    }
+  }
 }

@@ -6,121 +6,170 @@ import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.activations.impl.ActivationGELU;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.api.ops.impl.transforms.strict.GELU;
+import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
 
 /**
- * DL4J's default GELU, {@code gelu(z) = z * sigmoid(1.702 z)} ({@link ActivationGELU} with precise = false; the
- * sigmoid approximation of Hendrycks and Gimpel, arXiv 1606.08415, section 2), with a backward pass that needs no
- * transcendental function: with {@code s = sigmoid(1.702 z) = gelu(z) / z} recovered from the kept forward output,
- * {@code gelu'(z) = s + 1.702 z s (1 - s)}.
+ * DL4J's default GELU, {@code gelu(z) = z * sigmoid(1.702 z)} ({@link ActivationGELU} with precise
+ * = false; the sigmoid approximation of Hendrycks and Gimpel, arXiv 1606.08415, section 2), with a
+ * backward pass that needs no transcendental function: with {@code s = sigmoid(1.702 z) = gelu(z) /
+ * z} recovered from the kept forward output, {@code gelu'(z) = s + 1.702 z s (1 - s)}.
  *
- * <p>Why: ND4J's GELU derivative op evaluates {@code exp} through {@code pow} for every element and then multiplies by
- * the incoming gradient in a second pass; on the gpt-mini block-sparse step that was ~10% of the step time. Here the
- * backward pass is one fused loop over z, gelu(z) and the gradient, which also sums the bias gradient. The forward
- * pass stays ND4J's GELU op (its sigmoid op is slower).
+ * <p>Why: ND4J's GELU derivative op evaluates {@code exp} through {@code pow} for every element and
+ * then multiplies by the incoming gradient in a second pass; on the gpt-mini block-sparse step that
+ * was ~10% of the step time. Here the backward pass is one fused loop over z, gelu(z) and the
+ * gradient, which also sums the bias gradient. The forward pass stays ND4J's GELU op (its sigmoid
+ * op is slower).
  */
 final class GeluKernels {
-    // libnd4j's GELU and GELU-derivative ops use the float constant 1.702f in both precisions; so do we
-    private static final double K = 1.702f;
+  // libnd4j's GELU and GELU-derivative ops use the float constant 1.702f in both precisions; so do
+  // we
+  private static final double K = 1.702f;
 
-    private GeluKernels() {
-    }
+  private GeluKernels() {}
 
-    /** True for the activation these kernels compute (DL4J's non-precise GELU). */
-    static boolean supports(IActivation fn, DataType dt) {
-        return fn instanceof ActivationGELU g && !g.isPrecise() && (dt == DataType.FLOAT || dt == DataType.DOUBLE);
-    }
+  /** True for the activation these kernels compute (DL4J's non-precise GELU). */
+  static boolean supports(IActivation fn, DataType dt) {
+    return fn instanceof ActivationGELU g
+        && !g.isPrecise()
+        && (dt == DataType.FLOAT || dt == DataType.DOUBLE);
+  }
 
-    /** gelu(z) as a new array in z's order (current workspace); z is left as it is. */
-    static INDArray forward(INDArray z) {
-        INDArray a = Nd4j.createUninitialized(z.dataType(), z.shape(), z.ordering());
-        Nd4j.getExecutioner().exec(new GELU(z, a));
-        return a;
-    }
+  /** gelu(z) as a new array in z's order (current workspace); z is left as it is. */
+  static INDArray forward(INDArray z) {
+    INDArray a = Nd4j.createUninitialized(z.dataType(), z.shape(), z.ordering());
+    Nd4j.getExecutioner().exec(new GELU(z, a));
+    return a;
+  }
 
-    /** s = gelu(z) / z, the sigmoid (1/2 at z = 0, where gelu(z) / z is 0 / 0). */
-    private static double sigmoidOf(double z, double a) {
-        return z != 0.0 ? a / z : 0.5;
-    }
+  /** s = gelu(z) / z, the sigmoid (1/2 at z = 0, where gelu(z) / z is 0 / 0). */
+  private static double sigmoidOf(double z, double a) {
+    return z != 0.0 ? a / z : 0.5;
+  }
 
-    /**
-     * dL/dz = eps * (s + 1.702 z s (1 - s)) as a new [N, n] array in z's order, with s from {@code a = gelu(z)};
-     * when {@code columnSums} is non-null (length n) it receives the column sums of dL/dz (a bias gradient).
-     */
-    static INDArray backward(INDArray z, INDArray a, INDArray eps, double[] columnSums) {
-        char order = z.ordering();
-        INDArray zc = contiguous(z, order), sc = contiguous(a, order), ec = contiguous(eps.castTo(z.dataType()), order);
-        INDArray out = Nd4j.createUninitialized(z.dataType(), z.shape(), order);
-        int n = (int) z.length();
-        long za = NativeAddress.of(zc), sa = NativeAddress.of(sc), ea = NativeAddress.of(ec), oa = NativeAddress.of(out);
-        if (z.dataType() == DataType.DOUBLE) {
-            double[] zv = new double[n], sv = new double[n], ev = new double[n];
-            new DoublePointer() { { address = za; } }.get(zv, 0, n);
-            new DoublePointer() { { address = sa; } }.get(sv, 0, n);
-            new DoublePointer() { { address = ea; } }.get(ev, 0, n);
-            for (int i = 0; i < n; i++) {
-                double si = sigmoidOf(zv[i], sv[i]);
-                ev[i] *= si + K * zv[i] * si * (1.0 - si);
-            }
-            new DoublePointer() { { address = oa; } }.put(ev, 0, n);
-            if (columnSums != null) {
-                sumColumns(ev, null, z, order, columnSums);
-            }
-        } else {
-            float[][] buf = BUFFERS.get();
-            if (buf[0].length < n) {
-                buf[0] = new float[n];
-                buf[1] = new float[n];
-                buf[2] = new float[n];
-            }
-            float[] zv = buf[0], sv = buf[1], ev = buf[2];
-            new FloatPointer() { { address = za; } }.get(zv, 0, n);
-            new FloatPointer() { { address = sa; } }.get(sv, 0, n);
-            new FloatPointer() { { address = ea; } }.get(ev, 0, n);
-            final float k = (float) K;
-            for (int i = 0; i < n; i++) {
-                float zi = zv[i];
-                float si = zi != 0f ? sv[i] / zi : 0.5f;
-                ev[i] *= si + k * zi * si * (1.0f - si);
-            }
-            new FloatPointer() { { address = oa; } }.put(ev, 0, n);
-            if (columnSums != null) {
-                sumColumns(null, ev, z, order, columnSums);
-            }
+  /**
+   * dL/dz = eps * (s + 1.702 z s (1 - s)) as a new [N, n] array in z's order, with s from {@code a
+   * = gelu(z)}; when {@code columnSums} is non-null (length n) it receives the column sums of dL/dz
+   * (a bias gradient).
+   */
+  static INDArray backward(INDArray z, INDArray a, INDArray eps, double[] columnSums) {
+    char order = z.ordering();
+    INDArray zc = contiguous(z, order),
+        sc = contiguous(a, order),
+        ec = contiguous(eps.castTo(z.dataType()), order);
+    INDArray out = Nd4j.createUninitialized(z.dataType(), z.shape(), order);
+    int n = (int) z.length();
+    long za = NativeAddress.of(zc),
+        sa = NativeAddress.of(sc),
+        ea = NativeAddress.of(ec),
+        oa = NativeAddress.of(out);
+    if (z.dataType() == DataType.DOUBLE) {
+      double[] zv = new double[n], sv = new double[n], ev = new double[n];
+      new DoublePointer() {
+        {
+          address = za;
         }
-        return out;
-    }
-
-    /** Column sums of a contiguous [N, n] matrix held as doubles or floats in {@code order}. */
-    private static void sumColumns(double[] d, float[] f, INDArray shape, char order, double[] out) {
-        int rows = (int) shape.size(0), cols = (int) shape.size(1);
-        java.util.Arrays.fill(out, 0.0);
-        if (order == 'c') {
-            for (int r = 0; r < rows; r++) {
-                int o = r * cols;
-                if (d != null) {
-                    for (int c = 0; c < cols; c++) out[c] += d[o + c];
-                } else {
-                    for (int c = 0; c < cols; c++) out[c] += f[o + c];
-                }
-            }
-        } else {
-            for (int c = 0; c < cols; c++) {
-                int o = c * rows;
-                double s = 0;
-                for (int r = 0; r < rows; r++) s += d != null ? d[o + r] : f[o + r];
-                out[c] = s;
-            }
+      }.get(zv, 0, n);
+      new DoublePointer() {
+        {
+          address = sa;
         }
+      }.get(sv, 0, n);
+      new DoublePointer() {
+        {
+          address = ea;
+        }
+      }.get(ev, 0, n);
+      for (int i = 0; i < n; i++) {
+        double si = sigmoidOf(zv[i], sv[i]);
+        ev[i] *= si + K * zv[i] * si * (1.0 - si);
+      }
+      new DoublePointer() {
+        {
+          address = oa;
+        }
+      }.put(ev, 0, n);
+      if (columnSums != null) {
+        sumColumns(ev, null, z, order, columnSums);
+      }
+    } else {
+      float[][] buf = BUFFERS.get();
+      if (buf[0].length < n) {
+        buf[0] = new float[n];
+        buf[1] = new float[n];
+        buf[2] = new float[n];
+      }
+      float[] zv = buf[0], sv = buf[1], ev = buf[2];
+      new FloatPointer() {
+        {
+          address = za;
+        }
+      }.get(zv, 0, n);
+      new FloatPointer() {
+        {
+          address = sa;
+        }
+      }.get(sv, 0, n);
+      new FloatPointer() {
+        {
+          address = ea;
+        }
+      }.get(ev, 0, n);
+      final float k = (float) K;
+      for (int i = 0; i < n; i++) {
+        float zi = zv[i];
+        float si = zi != 0f ? sv[i] / zi : 0.5f;
+        ev[i] *= si + k * zi * si * (1.0f - si);
+      }
+      new FloatPointer() {
+        {
+          address = oa;
+        }
+      }.put(ev, 0, n);
+      if (columnSums != null) {
+        sumColumns(null, ev, z, order, columnSums);
+      }
     }
+    return out;
+  }
 
-    // per-thread scratch for the float path (4 MB each at gpt-mini size: fresh arrays would be humongous G1 allocations)
-    private static final ThreadLocal<float[][]> BUFFERS = ThreadLocal.withInitial(() -> new float[3][0]);
-
-    /** {@code a} itself when its elements are contiguous in {@code order}, else a copy that is. */
-    private static INDArray contiguous(INDArray a, char order) {
-        return a.ordering() == order && a.elementWiseStride() == 1 ? a : a.dup(order);
+  /** Column sums of a contiguous [N, n] matrix held as doubles or floats in {@code order}. */
+  private static void sumColumns(double[] d, float[] f, INDArray shape, char order, double[] out) {
+    int rows = (int) shape.size(0), cols = (int) shape.size(1);
+    java.util.Arrays.fill(out, 0.0);
+    if (order == 'c') {
+      for (int r = 0; r < rows; r++) {
+        int o = r * cols;
+        if (d != null) {
+          for (int c = 0; c < cols; c++) {
+            out[c] += d[o + c];
+          }
+        } else {
+          for (int c = 0; c < cols; c++) {
+            out[c] += f[o + c];
+          }
+        }
+      }
+    } else {
+      for (int c = 0; c < cols; c++) {
+        int o = c * rows;
+        double s = 0;
+        for (int r = 0; r < rows; r++) {
+          s += d != null ? d[o + r] : f[o + r];
+        }
+        out[c] = s;
+      }
     }
+  }
+
+  // per-thread scratch for the float path (4 MB each at gpt-mini size: fresh arrays would be
+  // humongous G1 allocations)
+  private static final ThreadLocal<float[][]> BUFFERS =
+      ThreadLocal.withInitial(() -> new float[3][0]);
+
+  /** {@code a} itself when its elements are contiguous in {@code order}, else a copy that is. */
+  private static INDArray contiguous(INDArray a, char order) {
+    return a.ordering() == order && a.elementWiseStride() == 1 ? a : a.dup(order);
+  }
 }

@@ -1,5 +1,7 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Collections;
+import java.util.List;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
@@ -8,33 +10,33 @@ import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.config.Sgd;
 import org.nd4j.linalg.learning.regularization.Regularization;
 
-import java.util.Collections;
-import java.util.List;
-
 /** Shared pieces of the SparseFlow layer configurations. */
 final class LayerConfSupport {
-    private LayerConfSupport() { }
+  private LayerConfSupport() {}
 
-    /** Masks are frozen: Sgd(0) (NoOp would apply the raw gradient with learning rate 1 in DL4J). */
-    static final IUpdater FROZEN = new Sgd(0.0);
+  /** Masks are frozen: Sgd(0) (NoOp would apply the raw gradient with learning rate 1 in DL4J). */
+  static final IUpdater FROZEN = new Sgd(0.0);
 
-    static boolean isMask(SparseFlowLayerConf conf, String param) {
-        for (ParamSpec p : conf.paramSpecs()) {
-            if (p.key().equals(param)) return p.role() == ParamSpec.Role.MASK;
-        }
-        return false;
+  static boolean isMask(SparseFlowLayerConf conf, String param) {
+    for (ParamSpec p : conf.paramSpecs()) {
+      if (p.key().equals(param)) {
+        return p.role() == ParamSpec.Role.MASK;
+      }
     }
+    return false;
+  }
 
-    static List<Regularization> noRegularization() {
-        return Collections.emptyList();
-    }
+  static List<Regularization> noRegularization() {
+    return Collections.emptyList();
+  }
 
-    static LayerMemoryReport memoryReport(Layer layer, Class<? extends Layer> cls, InputType in, long numParams) {
-        InputType out = layer.getOutputType(-1, in);
-        return new LayerMemoryReport.Builder(layer.getLayerName(), cls, in, out)
-                .standardMemory(numParams, 0)
-                .workingMemory(0, 0, 0, 0)
-                .cacheMemory(MemoryReport.CACHE_MODE_ALL_ZEROS, MemoryReport.CACHE_MODE_ALL_ZEROS)
-                .build();
-    }
+  static LayerMemoryReport memoryReport(
+      Layer layer, Class<? extends Layer> cls, InputType in, long numParams) {
+    InputType out = layer.getOutputType(-1, in);
+    return new LayerMemoryReport.Builder(layer.getLayerName(), cls, in, out)
+        .standardMemory(numParams, 0)
+        .workingMemory(0, 0, 0, 0)
+        .cacheMemory(MemoryReport.CACHE_MODE_ALL_ZEROS, MemoryReport.CACHE_MODE_ALL_ZEROS)
+        .build();
+  }
 }

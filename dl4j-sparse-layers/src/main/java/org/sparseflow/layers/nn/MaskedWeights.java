@@ -1,121 +1,138 @@
 package org.sparseflow.layers.nn;
 
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.function.Function;
-
 /**
  * Bookkeeping shared by the masked layers: which weight has which mask, the dense-gradient request
  * flag and the layer-owned dense gradient buffers.
  */
 final class MaskedWeights {
-    private final List<String> weightKeys;
-    private final List<String> maskKeys;
-    private boolean denseRequested;
-    private boolean lastWasDense;
-    private final Map<String, INDArray> denseGrads = new HashMap<>();
+  private final List<String> weightKeys;
+  private final List<String> maskKeys;
+  private boolean denseRequested;
+  private boolean lastWasDense;
+  private final Map<String, INDArray> denseGrads = new HashMap<>();
 
-    MaskedWeights(List<String> weightKeys, List<String> maskKeys) {
-        this.weightKeys = List.copyOf(weightKeys);
-        this.maskKeys = List.copyOf(maskKeys);
+  MaskedWeights(List<String> weightKeys, List<String> maskKeys) {
+    this.weightKeys = List.copyOf(weightKeys);
+    this.maskKeys = List.copyOf(maskKeys);
+  }
+
+  List<String> weightKeys() {
+    return weightKeys;
+  }
+
+  String maskKey(String weightKey) {
+    int i = weightKeys.indexOf(weightKey);
+    if (i < 0) {
+      throw new IllegalArgumentException(
+          "weightKey = '" + weightKey + "' is not a masked weight; allowed: " + weightKeys);
     }
+    return maskKeys.get(i);
+  }
 
-    List<String> weightKeys() {
-        return weightKeys;
+  /**
+   * The structured mask of a weight, rebuilt only when the 0/1 mask param changed (compared against
+   * a private copy, so writes through any path - setMask, setParams, a loaded model - are seen).
+   */
+  SparseMask sparseMask(String weightKey, INDArray mask01, String pattern) {
+    Cached c = masks.get(weightKey);
+    if (c != null && sameContent(c.copy, mask01)) {
+      return c.mask;
     }
-
-    String maskKey(String weightKey) {
-        int i = weightKeys.indexOf(weightKey);
-        if (i < 0) {
-            throw new IllegalArgumentException("weightKey = '" + weightKey + "' is not a masked weight; allowed: " + weightKeys);
-        }
-        return maskKeys.get(i);
+    PatternSpec spec = SparseKernels.parsePattern("pattern", pattern);
+    SparseMask m = SparseKernels.maskOf(spec, mask01, mask01.dataType());
+    INDArray copy;
+    try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      copy = mask01.dup(mask01.ordering()); // same order: sameContent can memcmp
     }
+    masks.put(weightKey, new Cached(copy, m));
+    return m;
+  }
 
-    /**
-     * The structured mask of a weight, rebuilt only when the 0/1 mask param changed (compared against a
-     * private copy, so writes through any path - setMask, setParams, a loaded model - are seen).
-     */
-    SparseMask sparseMask(String weightKey, INDArray mask01, String pattern) {
-        Cached c = masks.get(weightKey);
-        if (c != null && sameContent(c.copy, mask01)) return c.mask;
-        PatternSpec spec = SparseKernels.parsePattern("pattern", pattern);
-        SparseMask m = SparseKernels.maskOf(spec, mask01, mask01.dataType());
-        INDArray copy;
-        try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-            copy = mask01.dup(mask01.ordering());   // same order: sameContent can memcmp
-        }
-        masks.put(weightKey, new Cached(copy, m));
-        return m;
+  private record Cached(INDArray copy, SparseMask mask) {}
+
+  /**
+   * Bitwise equality (a memcmp for contiguous arrays of the same order; ND4J's equals otherwise).
+   * Called on every forward and backward: ND4J's equals here cost ~3% of a block-sparse gpt-mini
+   * training step.
+   */
+  static boolean sameContent(INDArray a, INDArray b) {
+    if (a.dataType() != b.dataType() || !java.util.Arrays.equals(a.shape(), b.shape())) {
+      return false;
     }
-
-    private record Cached(INDArray copy, SparseMask mask) { }
-
-    /**
-     * Bitwise equality (a memcmp for contiguous arrays of the same order; ND4J's equals otherwise). Called on every
-     * forward and backward: ND4J's equals here cost ~3% of a block-sparse gpt-mini training step.
-     */
-    static boolean sameContent(INDArray a, INDArray b) {
-        if (a.dataType() != b.dataType() || !java.util.Arrays.equals(a.shape(), b.shape())) return false;
-        // params are views into the network's flat parameter vector: contiguous ones are compared directly
-        if (a.ordering() != b.ordering() || !Shape.hasDefaultStridesForShape(a) || !Shape.hasDefaultStridesForShape(b)
-                || a.elementWiseStride() != 1 || b.elementWiseStride() != 1) {
-            return a.equals(b);
-        }
-        long bytes = a.length() * a.data().getElementSize();
-        return org.bytedeco.javacpp.Pointer.memcmp(pointer(a), pointer(b), bytes) == 0;
+    // params are views into the network's flat parameter vector: contiguous ones are compared
+    // directly
+    if (a.ordering() != b.ordering()
+        || !Shape.hasDefaultStridesForShape(a)
+        || !Shape.hasDefaultStridesForShape(b)
+        || a.elementWiseStride() != 1
+        || b.elementWiseStride() != 1) {
+      return a.equals(b);
     }
+    long bytes = a.length() * a.data().getElementSize();
+    return org.bytedeco.javacpp.Pointer.memcmp(pointer(a), pointer(b), bytes) == 0;
+  }
 
-    private static org.bytedeco.javacpp.Pointer pointer(INDArray a) {
-        long addr = org.sparseflow.ops.NativeAddress.of(a);
-        return new org.bytedeco.javacpp.Pointer() {
-            {
-                address = addr;
-            }
-        };
+  private static org.bytedeco.javacpp.Pointer pointer(INDArray a) {
+    long addr = org.sparseflow.ops.NativeAddress.of(a);
+    return new org.bytedeco.javacpp.Pointer() {
+      {
+        address = addr;
+      }
+    };
+  }
+
+  private final Map<String, Cached> masks = new HashMap<>();
+
+  void setDenseRequested(boolean r) {
+    denseRequested = r;
+  }
+
+  boolean isDenseRequested() {
+    return denseRequested;
+  }
+
+  /** The dense gradient buffer for this backward, or null when no dense gradient was requested. */
+  INDArray denseBuffer(String weightKey, INDArray weight) {
+    lastWasDense = denseRequested;
+    if (!denseRequested) {
+      return null;
     }
-
-    private final Map<String, Cached> masks = new HashMap<>();
-
-    void setDenseRequested(boolean r) {
-        denseRequested = r;
+    INDArray buf = denseGrads.get(weightKey);
+    if (buf == null
+        || !java.util.Arrays.equals(buf.shape(), weight.shape())
+        || buf.dataType() != weight.dataType()) {
+      try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+        buf = Nd4j.create(weight.dataType(), weight.shape());
+      }
+      denseGrads.put(weightKey, buf);
     }
+    return buf;
+  }
 
-    boolean isDenseRequested() {
-        return denseRequested;
+  INDArray lastGradient(String weightKey, Map<String, INDArray> gradientViews) {
+    maskKey(weightKey);
+    if (lastWasDense && denseGrads.containsKey(weightKey)) {
+      return denseGrads.get(weightKey);
     }
+    return gradientViews == null ? null : gradientViews.get(weightKey);
+  }
 
-    /** The dense gradient buffer for this backward, or null when no dense gradient was requested. */
-    INDArray denseBuffer(String weightKey, INDArray weight) {
-        lastWasDense = denseRequested;
-        if (!denseRequested) return null;
-        INDArray buf = denseGrads.get(weightKey);
-        if (buf == null || !java.util.Arrays.equals(buf.shape(), weight.shape()) || buf.dataType() != weight.dataType()) {
-            try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-                buf = Nd4j.create(weight.dataType(), weight.shape());
-            }
-            denseGrads.put(weightKey, buf);
-        }
-        return buf;
+  void apply(Function<String, INDArray> params) {
+    for (int i = 0; i < weightKeys.size(); i++) {
+      INDArray m = params.apply(maskKeys.get(i));
+      if (m != null) {
+        params.apply(weightKeys.get(i)).muli(m);
+      }
     }
-
-    INDArray lastGradient(String weightKey, Map<String, INDArray> gradientViews) {
-        maskKey(weightKey);
-        if (lastWasDense && denseGrads.containsKey(weightKey)) return denseGrads.get(weightKey);
-        return gradientViews == null ? null : gradientViews.get(weightKey);
-    }
-
-    void apply(Function<String, INDArray> params) {
-        for (int i = 0; i < weightKeys.size(); i++) {
-            INDArray m = params.apply(maskKeys.get(i));
-            if (m != null) params.apply(weightKeys.get(i)).muli(m);
-        }
-    }
+  }
 }

@@ -1,5 +1,10 @@
 package org.sparseflow.layers.nn;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
@@ -11,188 +16,217 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.regularization.Regularization;
 
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-
 /**
- * Sparse fully connected layer: y = act(x (W o M) + b). Params "W" [nIn, nOut], "b" [1, nOut] (if hasBias)
- * and the frozen 0/1 mask "M" [nIn, nOut] (updater Sgd(0), no regularization), so the mask is saved
- * with the model. W holds exact zeros outside M, also after every optimizer step.
+ * Sparse fully connected layer: y = act(x (W o M) + b). Params "W" [nIn, nOut], "b" [1, nOut] (if
+ * hasBias) and the frozen 0/1 mask "M" [nIn, nOut] (updater Sgd(0), no regularization), so the mask
+ * is saved with the model. W holds exact zeros outside M, also after every optimizer step.
  *
- * <p>Also accepts recurrent input [minibatch, nIn, T] (NCW) and then applies the same weights at every time
- * step, giving [minibatch, nOut, T] (the MLP of a transformer block).
+ * <p>Also accepts recurrent input [minibatch, nIn, T] (NCW) and then applies the same weights at
+ * every time step, giving [minibatch, nOut, T] (the MLP of a transformer block).
  *
- * <p>{@code pattern}: {@code unstructured}, {@code block8|16|32|64} or {@code n:m}; {@code density}: fraction
- * of weights kept by the initial (seeded random) mask, in (0, 1] (N:M patterns keep n/m).
+ * <p>{@code pattern}: {@code unstructured}, {@code block8|16|32|64} or {@code n:m}; {@code
+ * density}: fraction of weights kept by the initial (seeded random) mask, in (0, 1] (N:M patterns
+ * keep n/m).
  */
 public class SparseDenseLayer extends FeedForwardLayer implements SparseFlowLayerConf {
 
+  private String pattern = "unstructured";
+  private double density = 1.0;
+  private boolean hasBias = true;
+
+  /** Jackson. */
+  public SparseDenseLayer() {}
+
+  protected SparseDenseLayer(Builder b) {
+    super(b);
+    this.pattern = b.pattern;
+    this.density = b.density;
+    this.hasBias = b.hasBias;
+    initializeConstraints(b);
+  }
+
+  @Override
+  public List<ParamSpec> paramSpecs() {
+    List<ParamSpec> l = new ArrayList<>();
+    l.add(ParamSpec.weight("W", nIn, nOut));
+    if (hasBias) {
+      l.add(ParamSpec.bias("b", nOut));
+    }
+    l.add(ParamSpec.mask("M", "W", nIn, nOut, pattern, density));
+    return l;
+  }
+
+  @Override
+  public org.deeplearning4j.nn.api.Layer instantiate(
+      NeuralNetConfiguration conf,
+      Collection<TrainingListener> listeners,
+      int layerIndex,
+      INDArray paramsView,
+      boolean initializeParams,
+      DataType dataType) {
+    SparseDenseLayerImpl impl = new SparseDenseLayerImpl(conf, dataType);
+    impl.setListeners(listeners);
+    impl.setIndex(layerIndex);
+    impl.setParamsViewArray(paramsView);
+    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
+    impl.setParamTable(table);
+    impl.setConf(conf);
+    return impl;
+  }
+
+  /**
+   * Recurrent input [minibatch, nIn, T] is handled per time step (no preprocessor), giving
+   * [minibatch, nOut, T].
+   */
+  @Override
+  public InputType getOutputType(int layerIndex, InputType inputType) {
+    if (inputType != null && inputType.getType() == InputType.Type.RNN) {
+      return InputType.recurrent(
+          nOut,
+          ((InputType.InputTypeRecurrent) inputType).getTimeSeriesLength(),
+          org.deeplearning4j.nn.conf.RNNFormat.NCW);
+    }
+    return super.getOutputType(layerIndex, inputType);
+  }
+
+  @Override
+  public void setNIn(InputType inputType, boolean override) {
+    if (inputType != null && inputType.getType() == InputType.Type.RNN) {
+      if (nIn <= 0 || override) {
+        nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
+      }
+      return;
+    }
+    super.setNIn(inputType, override);
+  }
+
+  @Override
+  public org.deeplearning4j.nn.conf.InputPreProcessor getPreProcessorForInputType(
+      InputType inputType) {
+    if (inputType != null && inputType.getType() == InputType.Type.RNN) {
+      return org.deeplearning4j.nn.conf.layers.InputTypeUtil.getPreprocessorForInputTypeRnnLayers(
+          inputType, org.deeplearning4j.nn.conf.RNNFormat.NCW, getLayerName());
+    }
+    return super.getPreProcessorForInputType(inputType);
+  }
+
+  @Override
+  public ParamInitializer initializer() {
+    return SparseFlowParamInitializer.getInstance();
+  }
+
+  @Override
+  public IUpdater getUpdaterByParam(String paramName) {
+    return LayerConfSupport.isMask(this, paramName)
+        ? LayerConfSupport.FROZEN
+        : super.getUpdaterByParam(paramName);
+  }
+
+  @Override
+  public List<Regularization> getRegularizationByParam(String paramName) {
+    return LayerConfSupport.isMask(this, paramName)
+        ? LayerConfSupport.noRegularization()
+        : super.getRegularizationByParam(paramName);
+  }
+
+  @Override
+  public LayerMemoryReport getMemoryReport(InputType inputType) {
+    return LayerConfSupport.memoryReport(
+        this, SparseDenseLayer.class, inputType, initializer().numParams(this));
+  }
+
+  public String getPattern() {
+    return pattern;
+  }
+
+  public void setPattern(String pattern) {
+    this.pattern = pattern;
+  }
+
+  public double getDensity() {
+    return density;
+  }
+
+  public void setDensity(double density) {
+    this.density = density;
+  }
+
+  public boolean isHasBias() {
+    return hasBias;
+  }
+
+  public void setHasBias(boolean hasBias) {
+    this.hasBias = hasBias;
+  }
+
+  public boolean hasBias() {
+    return hasBias;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof SparseDenseLayer) || !super.equals(o)) {
+      return false;
+    }
+    SparseDenseLayer that = (SparseDenseLayer) o;
+    return Double.compare(density, that.density) == 0
+        && hasBias == that.hasBias
+        && Objects.equals(pattern, that.pattern);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(super.hashCode(), pattern, density, hasBias);
+  }
+
+  @Override
+  public String toString() {
+    return "SparseDenseLayer(name="
+        + getLayerName()
+        + ", nIn="
+        + nIn
+        + ", nOut="
+        + nOut
+        + ", pattern="
+        + pattern
+        + ", density="
+        + density
+        + ", hasBias="
+        + hasBias
+        + ")";
+  }
+
+  /** Builder in DL4J style. */
+  public static class Builder extends FeedForwardLayer.Builder<Builder> {
     private String pattern = "unstructured";
     private double density = 1.0;
     private boolean hasBias = true;
 
-    /** Jackson. */
-    public SparseDenseLayer() {
+    /** Weight pattern: unstructured, block8|16|32|64, or n:m. */
+    public Builder pattern(String pattern) {
+      this.pattern = pattern;
+      return this;
     }
 
-    protected SparseDenseLayer(Builder b) {
-        super(b);
-        this.pattern = b.pattern;
-        this.density = b.density;
-        this.hasBias = b.hasBias;
-        initializeConstraints(b);
+    /** Fraction of weights kept by the initial mask, in (0, 1]. */
+    public Builder density(double density) {
+      this.density = density;
+      return this;
     }
 
-    @Override
-    public List<ParamSpec> paramSpecs() {
-        List<ParamSpec> l = new ArrayList<>();
-        l.add(ParamSpec.weight("W", nIn, nOut));
-        if (hasBias) l.add(ParamSpec.bias("b", nOut));
-        l.add(ParamSpec.mask("M", "W", nIn, nOut, pattern, density));
-        return l;
+    public Builder hasBias(boolean hasBias) {
+      this.hasBias = hasBias;
+      return this;
     }
 
     @Override
-    public org.deeplearning4j.nn.api.Layer instantiate(NeuralNetConfiguration conf, Collection<TrainingListener> listeners,
-                                                       int layerIndex, INDArray paramsView, boolean initializeParams,
-                                                       DataType dataType) {
-        SparseDenseLayerImpl impl = new SparseDenseLayerImpl(conf, dataType);
-        impl.setListeners(listeners);
-        impl.setIndex(layerIndex);
-        impl.setParamsViewArray(paramsView);
-        Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-        impl.setParamTable(table);
-        impl.setConf(conf);
-        return impl;
+    @SuppressWarnings("unchecked")
+    public SparseDenseLayer build() {
+      LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
+      return new SparseDenseLayer(this);
     }
-
-    /** Recurrent input [minibatch, nIn, T] is handled per time step (no preprocessor), giving [minibatch, nOut, T]. */
-    @Override
-    public InputType getOutputType(int layerIndex, InputType inputType) {
-        if (inputType != null && inputType.getType() == InputType.Type.RNN) {
-            return InputType.recurrent(nOut, ((InputType.InputTypeRecurrent) inputType).getTimeSeriesLength(),
-                    org.deeplearning4j.nn.conf.RNNFormat.NCW);
-        }
-        return super.getOutputType(layerIndex, inputType);
-    }
-
-    @Override
-    public void setNIn(InputType inputType, boolean override) {
-        if (inputType != null && inputType.getType() == InputType.Type.RNN) {
-            if (nIn <= 0 || override) nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
-            return;
-        }
-        super.setNIn(inputType, override);
-    }
-
-    @Override
-    public org.deeplearning4j.nn.conf.InputPreProcessor getPreProcessorForInputType(InputType inputType) {
-        if (inputType != null && inputType.getType() == InputType.Type.RNN) {
-            return org.deeplearning4j.nn.conf.layers.InputTypeUtil.getPreprocessorForInputTypeRnnLayers(inputType,
-                    org.deeplearning4j.nn.conf.RNNFormat.NCW, getLayerName());
-        }
-        return super.getPreProcessorForInputType(inputType);
-    }
-
-    @Override
-    public ParamInitializer initializer() {
-        return SparseFlowParamInitializer.getInstance();
-    }
-
-    @Override
-    public IUpdater getUpdaterByParam(String paramName) {
-        return LayerConfSupport.isMask(this, paramName) ? LayerConfSupport.FROZEN : super.getUpdaterByParam(paramName);
-    }
-
-    @Override
-    public List<Regularization> getRegularizationByParam(String paramName) {
-        return LayerConfSupport.isMask(this, paramName) ? LayerConfSupport.noRegularization()
-                : super.getRegularizationByParam(paramName);
-    }
-
-    @Override
-    public LayerMemoryReport getMemoryReport(InputType inputType) {
-        return LayerConfSupport.memoryReport(this, SparseDenseLayer.class, inputType, initializer().numParams(this));
-    }
-
-    public String getPattern() {
-        return pattern;
-    }
-
-    public void setPattern(String pattern) {
-        this.pattern = pattern;
-    }
-
-    public double getDensity() {
-        return density;
-    }
-
-    public void setDensity(double density) {
-        this.density = density;
-    }
-
-    public boolean isHasBias() {
-        return hasBias;
-    }
-
-    public void setHasBias(boolean hasBias) {
-        this.hasBias = hasBias;
-    }
-
-    public boolean hasBias() {
-        return hasBias;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (this == o) return true;
-        if (!(o instanceof SparseDenseLayer) || !super.equals(o)) return false;
-        SparseDenseLayer that = (SparseDenseLayer) o;
-        return Double.compare(density, that.density) == 0 && hasBias == that.hasBias && Objects.equals(pattern, that.pattern);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(super.hashCode(), pattern, density, hasBias);
-    }
-
-    @Override
-    public String toString() {
-        return "SparseDenseLayer(name=" + getLayerName() + ", nIn=" + nIn + ", nOut=" + nOut + ", pattern=" + pattern
-                + ", density=" + density + ", hasBias=" + hasBias + ")";
-    }
-
-    /** Builder in DL4J style. */
-    public static class Builder extends FeedForwardLayer.Builder<Builder> {
-        private String pattern = "unstructured";
-        private double density = 1.0;
-        private boolean hasBias = true;
-
-        /** Weight pattern: unstructured, block8|16|32|64, or n:m. */
-        public Builder pattern(String pattern) {
-            this.pattern = pattern;
-            return this;
-        }
-
-        /** Fraction of weights kept by the initial mask, in (0, 1]. */
-        public Builder density(double density) {
-            this.density = density;
-            return this;
-        }
-
-        public Builder hasBias(boolean hasBias) {
-            this.hasBias = hasBias;
-            return this;
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public SparseDenseLayer build() {
-            LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
-            return new SparseDenseLayer(this);
-        }
-    }
+  }
 }

@@ -1,5 +1,6 @@
 package org.sparseflow.layers.nn;
 
+import java.util.List;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
@@ -12,160 +13,198 @@ import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
-import java.util.List;
-
 /** Implementation of {@link SparseDenseLayer}. */
 public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements SparseWeightLayer {
 
-    private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
-    /** Pre-activation z of the training forward pass (and gelu(z) when GeluKernels apply, else null), for backprop. */
-    private record Fwd(INDArray z, INDArray gelu) { }
+  private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
 
-    private final ForwardCache<Fwd> cache = new ForwardCache<>();
+  /**
+   * Pre-activation z of the training forward pass (and gelu(z) when GeluKernels apply, else null),
+   * for backprop.
+   */
+  private record Fwd(INDArray z, INDArray gelu) {}
 
-    public SparseDenseLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
-        super(conf, dataType);
+  private final ForwardCache<Fwd> cache = new ForwardCache<>();
+
+  public SparseDenseLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
+    super(conf, dataType);
+  }
+
+  private org.sparseflow.ops.pattern.SparseMask mask() {
+    return masked.sparseMask("W", getParam("M"), layerConf().getPattern());
+  }
+
+  private INDArray bias() {
+    return layerConf().hasBias() ? getParam("b") : null;
+  }
+
+  /** Input as rows [N, nIn]: rank 2 as is, recurrent [B, nIn, T] as [B*T, nIn]. */
+  private INDArray inputRows() {
+    long nIn = layerConf().getNIn();
+    if ((input.rank() != 2 && input.rank() != 3) || input.size(1) != nIn) {
+      throw new IllegalArgumentException(
+          "layer '"
+              + layerConf().getLayerName()
+              + "' (SparseDenseLayer): input shape = "
+              + java.util.Arrays.toString(input.shape())
+              + " is not allowed; allowed: [minibatch, "
+              + nIn
+              + "] or recurrent [minibatch, "
+              + nIn
+              + ", T]");
     }
+    INDArray x = input.castTo(dataType);
+    return input.rank() == 2
+        ? x
+        : x.permute(0, 2, 1).dup('c').reshape('c', x.size(0) * x.size(2), nIn);
+  }
 
-    private org.sparseflow.ops.pattern.SparseMask mask() {
-        return masked.sparseMask("W", getParam("M"), layerConf().getPattern());
+  /** Rows [B*T, n] back to [B, n, T] when the input was recurrent. */
+  private INDArray toInputLayout(INDArray rows) {
+    if (input.rank() == 2) {
+      return rows;
     }
+    return rows.reshape('c', input.size(0), input.size(2), rows.size(1)).permute(0, 2, 1).dup('f');
+  }
 
-    private INDArray bias() {
-        return layerConf().hasBias() ? getParam("b") : null;
+  @Override
+  protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
+    assertInputSet(false);
+    applyDropOutIfNecessary(training, mgr);
+    return SparseKernels.linearForward(inputRows(), getParam("W"), bias(), mask());
+  }
+
+  @Override
+  public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
+    cache.clear();
+    assertInputSet(false);
+    applyDropOutIfNecessary(
+        training, mgr); // before the borrowed scope: dropout borrows the same workspace
+    INDArray a;
+    try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
+      INDArray z = preOutput(training, mgr);
+      if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
+        INDArray gelu = GeluKernels.forward(z);
+        cache.put(input, new Fwd(z, gelu));
+        // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
+        a = gelu.dup();
+      } else if (ws != null) {
+        cache.put(input, new Fwd(z, null));
+        a =
+            layerConf()
+                .getActivationFn()
+                .getActivation(z.dup(), training); // activations work in place
+      } else {
+        a = layerConf().getActivationFn().getActivation(z, training);
+      }
+      if (maskArray != null && input.rank() == 2) {
+        applyMask(a);
+      }
+      a = toInputLayout(a);
     }
+    return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
+  }
 
-    /** Input as rows [N, nIn]: rank 2 as is, recurrent [B, nIn, T] as [B*T, nIn]. */
-    private INDArray inputRows() {
-        long nIn = layerConf().getNIn();
-        if ((input.rank() != 2 && input.rank() != 3) || input.size(1) != nIn) {
-            throw new IllegalArgumentException("layer '" + layerConf().getLayerName() + "' (SparseDenseLayer): input shape = "
-                    + java.util.Arrays.toString(input.shape()) + " is not allowed; allowed: [minibatch, " + nIn
-                    + "] or recurrent [minibatch, " + nIn + ", T]");
-        }
-        INDArray x = input.castTo(dataType);
-        return input.rank() == 2 ? x : x.permute(0, 2, 1).dup('c').reshape('c', x.size(0) * x.size(2), nIn);
+  @Override
+  public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
+    assertInputSet(true);
+    Fwd f = cache.take(input);
+    INDArray z = f != null ? f.z() : preOutput(true, mgr);
+    INDArray eps =
+        epsilon.rank() == 3
+            ? epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', z.size(0), z.size(1))
+            : epsilon;
+    // z's order depends on the path (block kernels: row-major, ND4J's masked mmul: column-major);
+    // an epsilon in
+    // the other order sends ND4J's element-wise activation backprop down its slow mixed-order path
+    // (measured:
+    // GELU backprop 3x slower), so match the orders first
+    if (eps.ordering() != z.ordering()) {
+      eps = eps.dup(z.ordering());
     }
-
-    /** Rows [B*T, n] back to [B, n, T] when the input was recurrent. */
-    private INDArray toInputLayout(INDArray rows) {
-        if (input.rank() == 2) return rows;
-        return rows.reshape('c', input.size(0), input.size(2), rows.size(1)).permute(0, 2, 1).dup('f');
+    boolean fused = f != null && f.gelu() != null && maskArray == null;
+    double[] biasGrad = fused && layerConf().hasBias() ? new double[(int) z.size(1)] : null;
+    INDArray delta =
+        fused
+            ? GeluKernels.backward(z, f.gelu(), eps, biasGrad)
+            : layerConf().getActivationFn().backprop(z, eps).getFirst();
+    if (maskArray != null && input.rank() == 2) {
+      applyMask(delta);
     }
-
-    @Override
-    protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
-        assertInputSet(false);
-        applyDropOutIfNecessary(training, mgr);
-        return SparseKernels.linearForward(inputRows(), getParam("W"), bias(), mask());
+    INDArray dx =
+        SparseKernels.linearBackward(
+            inputRows(),
+            getParam("W"),
+            mask(),
+            delta,
+            gradientViews.get("W"),
+            layerConf().hasBias() && biasGrad == null ? gradientViews.get("b") : null,
+            masked.denseBuffer("W", getParam("W")));
+    if (biasGrad != null) { // summed by the fused GELU backward pass
+      INDArray b = gradientViews.get("b");
+      b.assign(Nd4j.createFromArray(biasGrad).castTo(b.dataType()).reshape(b.shape()));
     }
-
-    @Override
-    public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-        cache.clear();
-        assertInputSet(false);
-        applyDropOutIfNecessary(training, mgr);   // before the borrowed scope: dropout borrows the same workspace
-        INDArray a;
-        try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
-            INDArray z = preOutput(training, mgr);
-            if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
-                INDArray gelu = GeluKernels.forward(z);
-                cache.put(input, new Fwd(z, gelu));
-                // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
-                a = gelu.dup();
-            } else if (ws != null) {
-                cache.put(input, new Fwd(z, null));
-                a = layerConf().getActivationFn().getActivation(z.dup(), training);   // activations work in place
-            } else {
-                a = layerConf().getActivationFn().getActivation(z, training);
-            }
-            if (maskArray != null && input.rank() == 2) applyMask(a);
-            a = toInputLayout(a);
-        }
-        return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
+    gradientViews.get("M").assign(0);
+    Gradient g = new DefaultGradient();
+    for (String k : conf.variables()) {
+      g.gradientForVariable().put(k, gradientViews.get(k));
     }
+    weightNoiseParams.clear();
+    return new Pair<>(
+        g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, toInputLayout(dx))));
+  }
 
-    @Override
-    public Pair<Gradient, INDArray> backpropGradient(INDArray epsilon, LayerWorkspaceMgr mgr) {
-        assertInputSet(true);
-        Fwd f = cache.take(input);
-        INDArray z = f != null ? f.z() : preOutput(true, mgr);
-        INDArray eps = epsilon.rank() == 3
-                ? epsilon.castTo(dataType).permute(0, 2, 1).dup('c').reshape('c', z.size(0), z.size(1)) : epsilon;
-        // z's order depends on the path (block kernels: row-major, ND4J's masked mmul: column-major); an epsilon in
-        // the other order sends ND4J's element-wise activation backprop down its slow mixed-order path (measured:
-        // GELU backprop 3x slower), so match the orders first
-        if (eps.ordering() != z.ordering()) eps = eps.dup(z.ordering());
-        boolean fused = f != null && f.gelu() != null && maskArray == null;
-        double[] biasGrad = fused && layerConf().hasBias() ? new double[(int) z.size(1)] : null;
-        INDArray delta = fused ? GeluKernels.backward(z, f.gelu(), eps, biasGrad)
-                : layerConf().getActivationFn().backprop(z, eps).getFirst();
-        if (maskArray != null && input.rank() == 2) applyMask(delta);
-        INDArray dx = SparseKernels.linearBackward(inputRows(), getParam("W"), mask(), delta,
-                gradientViews.get("W"), layerConf().hasBias() && biasGrad == null ? gradientViews.get("b") : null,
-                masked.denseBuffer("W", getParam("W")));
-        if (biasGrad != null) {   // summed by the fused GELU backward pass
-            INDArray b = gradientViews.get("b");
-            b.assign(Nd4j.createFromArray(biasGrad).castTo(b.dataType()).reshape(b.shape()));
-        }
-        gradientViews.get("M").assign(0);
-        Gradient g = new DefaultGradient();
-        for (String k : conf.variables()) g.gradientForVariable().put(k, gradientViews.get(k));
-        weightNoiseParams.clear();
-        return new Pair<>(g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, toInputLayout(dx))));
-    }
+  @Override
+  public void applyConstraints(int iteration, int epoch) {
+    super.applyConstraints(iteration, epoch);
+    applyMasks();
+  }
 
-    @Override
-    public void applyConstraints(int iteration, int epoch) {
-        super.applyConstraints(iteration, epoch);
-        applyMasks();
-    }
+  @Override
+  public boolean isPretrainLayer() {
+    return false;
+  }
 
-    @Override
-    public boolean isPretrainLayer() {
-        return false;
-    }
+  @Override
+  public boolean hasBias() {
+    return layerConf().hasBias();
+  }
 
-    @Override
-    public boolean hasBias() {
-        return layerConf().hasBias();
-    }
+  // ---------------------------------------------------------------- SparseWeightLayer
 
-    // ---------------------------------------------------------------- SparseWeightLayer
+  @Override
+  public List<String> sparseWeightKeys() {
+    return masked.weightKeys();
+  }
 
-    @Override
-    public List<String> sparseWeightKeys() {
-        return masked.weightKeys();
-    }
+  @Override
+  public String maskKey(String weightKey) {
+    return masked.maskKey(weightKey);
+  }
 
-    @Override
-    public String maskKey(String weightKey) {
-        return masked.maskKey(weightKey);
-    }
+  @Override
+  public String pattern(String weightKey) {
+    masked.maskKey(weightKey);
+    return layerConf().getPattern();
+  }
 
-    @Override
-    public String pattern(String weightKey) {
-        masked.maskKey(weightKey);
-        return layerConf().getPattern();
-    }
+  @Override
+  public void setDenseGradientRequested(boolean requested) {
+    masked.setDenseRequested(requested);
+  }
 
-    @Override
-    public void setDenseGradientRequested(boolean requested) {
-        masked.setDenseRequested(requested);
-    }
+  @Override
+  public boolean isDenseGradientRequested() {
+    return masked.isDenseRequested();
+  }
 
-    @Override
-    public boolean isDenseGradientRequested() {
-        return masked.isDenseRequested();
-    }
+  @Override
+  public INDArray lastWeightGradient(String weightKey) {
+    return masked.lastGradient(weightKey, gradientViews);
+  }
 
-    @Override
-    public INDArray lastWeightGradient(String weightKey) {
-        return masked.lastGradient(weightKey, gradientViews);
-    }
-
-    @Override
-    public void applyMasks() {
-        masked.apply(this::getParam);
-    }
+  @Override
+  public void applyMasks() {
+    masked.apply(this::getParam);
+  }
 }

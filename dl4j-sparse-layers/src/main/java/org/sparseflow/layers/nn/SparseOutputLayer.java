@@ -1,5 +1,10 @@
 package org.sparseflow.layers.nn;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.layers.BaseOutputLayer;
@@ -11,142 +16,160 @@ import org.nd4j.linalg.learning.regularization.Regularization;
 import org.nd4j.linalg.lossfunctions.ILossFunction;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.List;
-import java.util.Map;
-import java.util.Objects;
-
 /**
- * Sparse output layer: like DL4J's OutputLayer (2d input and labels, any loss function) with a masked
- * weight. Params "W" [nIn, nOut], "b" (if hasBias) and the frozen 0/1 mask "M"; see {@link SparseDenseLayer}.
+ * Sparse output layer: like DL4J's OutputLayer (2d input and labels, any loss function) with a
+ * masked weight. Params "W" [nIn, nOut], "b" (if hasBias) and the frozen 0/1 mask "M"; see {@link
+ * SparseDenseLayer}.
  */
 public class SparseOutputLayer extends BaseOutputLayer implements SparseFlowLayerConf {
 
+  private String pattern = "unstructured";
+  private double density = 1.0;
+
+  /** Jackson. */
+  public SparseOutputLayer() {}
+
+  protected SparseOutputLayer(Builder b) {
+    super(b);
+    this.pattern = b.pattern;
+    this.density = b.density;
+    initializeConstraints(b);
+  }
+
+  @Override
+  public List<ParamSpec> paramSpecs() {
+    List<ParamSpec> l = new ArrayList<>();
+    l.add(ParamSpec.weight("W", nIn, nOut));
+    if (hasBias) {
+      l.add(ParamSpec.bias("b", nOut));
+    }
+    l.add(ParamSpec.mask("M", "W", nIn, nOut, pattern, density));
+    return l;
+  }
+
+  @Override
+  public org.deeplearning4j.nn.api.Layer instantiate(
+      NeuralNetConfiguration conf,
+      Collection<TrainingListener> listeners,
+      int layerIndex,
+      INDArray paramsView,
+      boolean initializeParams,
+      DataType dataType) {
+    SparseOutputLayerImpl impl = new SparseOutputLayerImpl(conf, dataType);
+    impl.setListeners(listeners);
+    impl.setIndex(layerIndex);
+    impl.setParamsViewArray(paramsView);
+    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
+    impl.setParamTable(table);
+    impl.setConf(conf);
+    return impl;
+  }
+
+  @Override
+  public ParamInitializer initializer() {
+    return SparseFlowParamInitializer.getInstance();
+  }
+
+  @Override
+  public IUpdater getUpdaterByParam(String paramName) {
+    return LayerConfSupport.isMask(this, paramName)
+        ? LayerConfSupport.FROZEN
+        : super.getUpdaterByParam(paramName);
+  }
+
+  @Override
+  public List<Regularization> getRegularizationByParam(String paramName) {
+    return LayerConfSupport.isMask(this, paramName)
+        ? LayerConfSupport.noRegularization()
+        : super.getRegularizationByParam(paramName);
+  }
+
+  public String getPattern() {
+    return pattern;
+  }
+
+  public void setPattern(String pattern) {
+    this.pattern = pattern;
+  }
+
+  public double getDensity() {
+    return density;
+  }
+
+  public void setDensity(double density) {
+    this.density = density;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof SparseOutputLayer) || !super.equals(o)) {
+      return false;
+    }
+    SparseOutputLayer that = (SparseOutputLayer) o;
+    return Double.compare(density, that.density) == 0 && Objects.equals(pattern, that.pattern);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(super.hashCode(), pattern, density);
+  }
+
+  @Override
+  public String toString() {
+    return "SparseOutputLayer(name="
+        + getLayerName()
+        + ", nIn="
+        + nIn
+        + ", nOut="
+        + nOut
+        + ", pattern="
+        + pattern
+        + ", density="
+        + density
+        + ", loss="
+        + lossFn
+        + ")";
+  }
+
+  /** Builder in DL4J style. */
+  public static class Builder extends BaseOutputLayer.Builder<Builder> {
     private String pattern = "unstructured";
     private double density = 1.0;
 
-    /** Jackson. */
-    public SparseOutputLayer() {
+    /** MCXENT loss with softmax activation unless set otherwise. */
+    public Builder() {
+      this.lossFn = LossFunctions.LossFunction.MCXENT.getILossFunction();
+      this.activationFn = org.nd4j.linalg.activations.Activation.SOFTMAX.getActivationFunction();
     }
 
-    protected SparseOutputLayer(Builder b) {
-        super(b);
-        this.pattern = b.pattern;
-        this.density = b.density;
-        initializeConstraints(b);
+    public Builder(LossFunctions.LossFunction loss) {
+      super(loss);
     }
 
-    @Override
-    public List<ParamSpec> paramSpecs() {
-        List<ParamSpec> l = new ArrayList<>();
-        l.add(ParamSpec.weight("W", nIn, nOut));
-        if (hasBias) l.add(ParamSpec.bias("b", nOut));
-        l.add(ParamSpec.mask("M", "W", nIn, nOut, pattern, density));
-        return l;
+    public Builder(ILossFunction loss) {
+      super(loss);
     }
 
-    @Override
-    public org.deeplearning4j.nn.api.Layer instantiate(NeuralNetConfiguration conf, Collection<TrainingListener> listeners,
-                                                       int layerIndex, INDArray paramsView, boolean initializeParams,
-                                                       DataType dataType) {
-        SparseOutputLayerImpl impl = new SparseOutputLayerImpl(conf, dataType);
-        impl.setListeners(listeners);
-        impl.setIndex(layerIndex);
-        impl.setParamsViewArray(paramsView);
-        Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-        impl.setParamTable(table);
-        impl.setConf(conf);
-        return impl;
+    /** Weight pattern: unstructured, block8|16|32|64, or n:m. */
+    public Builder pattern(String pattern) {
+      this.pattern = pattern;
+      return this;
+    }
+
+    /** Fraction of weights kept by the initial mask, in (0, 1]. */
+    public Builder density(double density) {
+      this.density = density;
+      return this;
     }
 
     @Override
-    public ParamInitializer initializer() {
-        return SparseFlowParamInitializer.getInstance();
+    @SuppressWarnings("unchecked")
+    public SparseOutputLayer build() {
+      LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
+      return new SparseOutputLayer(this);
     }
-
-    @Override
-    public IUpdater getUpdaterByParam(String paramName) {
-        return LayerConfSupport.isMask(this, paramName) ? LayerConfSupport.FROZEN : super.getUpdaterByParam(paramName);
-    }
-
-    @Override
-    public List<Regularization> getRegularizationByParam(String paramName) {
-        return LayerConfSupport.isMask(this, paramName) ? LayerConfSupport.noRegularization()
-                : super.getRegularizationByParam(paramName);
-    }
-
-    public String getPattern() {
-        return pattern;
-    }
-
-    public void setPattern(String pattern) {
-        this.pattern = pattern;
-    }
-
-    public double getDensity() {
-        return density;
-    }
-
-    public void setDensity(double density) {
-        this.density = density;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (this == o) return true;
-        if (!(o instanceof SparseOutputLayer) || !super.equals(o)) return false;
-        SparseOutputLayer that = (SparseOutputLayer) o;
-        return Double.compare(density, that.density) == 0 && Objects.equals(pattern, that.pattern);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(super.hashCode(), pattern, density);
-    }
-
-    @Override
-    public String toString() {
-        return "SparseOutputLayer(name=" + getLayerName() + ", nIn=" + nIn + ", nOut=" + nOut + ", pattern=" + pattern
-                + ", density=" + density + ", loss=" + lossFn + ")";
-    }
-
-    /** Builder in DL4J style. */
-    public static class Builder extends BaseOutputLayer.Builder<Builder> {
-        private String pattern = "unstructured";
-        private double density = 1.0;
-
-        /** MCXENT loss with softmax activation unless set otherwise. */
-        public Builder() {
-            this.lossFn = LossFunctions.LossFunction.MCXENT.getILossFunction();
-            this.activationFn = org.nd4j.linalg.activations.Activation.SOFTMAX.getActivationFunction();
-        }
-
-        public Builder(LossFunctions.LossFunction loss) {
-            super(loss);
-        }
-
-        public Builder(ILossFunction loss) {
-            super(loss);
-        }
-
-        /** Weight pattern: unstructured, block8|16|32|64, or n:m. */
-        public Builder pattern(String pattern) {
-            this.pattern = pattern;
-            return this;
-        }
-
-        /** Fraction of weights kept by the initial mask, in (0, 1]. */
-        public Builder density(double density) {
-            this.density = density;
-            return this;
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public SparseOutputLayer build() {
-            LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
-            return new SparseOutputLayer(this);
-        }
-    }
+  }
 }

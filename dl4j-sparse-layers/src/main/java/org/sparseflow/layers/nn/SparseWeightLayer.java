@@ -1,39 +1,39 @@
 package org.sparseflow.layers.nn;
 
+import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 
-import java.util.List;
-
 /**
- * A layer implementation with masked (sparse) weights. Used by {@code org.sparseflow.layers.api.SparseParams}
- * to drive the masks of any model.
+ * A layer implementation with masked (sparse) weights. Used by {@code
+ * org.sparseflow.layers.api.SparseParams} to drive the masks of any model.
  */
 public interface SparseWeightLayer extends org.deeplearning4j.nn.api.Layer {
 
-    /** Keys of the masked weights, e.g. ["W"] or ["Wq", "Wk", "Wv", "Wo"]. */
-    List<String> sparseWeightKeys();
+  /** Keys of the masked weights, e.g. ["W"] or ["Wq", "Wk", "Wv", "Wo"]. */
+  List<String> sparseWeightKeys();
 
-    /** Key of the 0/1 mask param of a masked weight ("M" for "W", "Mq" for "Wq", ...). */
-    String maskKey(String weightKey);
+  /** Key of the 0/1 mask param of a masked weight ("M" for "W", "Mq" for "Wq", ...). */
+  String maskKey(String weightKey);
 
-    /** Pattern string (PatternSpec form) of a masked weight. */
-    String pattern(String weightKey);
+  /** Pattern string (PatternSpec form) of a masked weight. */
+  String pattern(String weightKey);
 
-    /**
-     * While true, every backward also computes the dense gradient x^T dy of each masked weight into a
-     * layer-owned array ({@link #lastWeightGradient}); the gradient handed to the updater stays masked, so
-     * optimizer state at pruned positions is not touched. Stays set until cleared.
-     */
-    void setDenseGradientRequested(boolean requested);
+  /**
+   * While true, every backward also computes the dense gradient x^T dy of each masked weight into a
+   * layer-owned array ({@link #lastWeightGradient}); the gradient handed to the updater stays
+   * masked, so optimizer state at pruned positions is not touched. Stays set until cleared.
+   */
+  void setDenseGradientRequested(boolean requested);
 
-    boolean isDenseGradientRequested();
+  boolean isDenseGradientRequested();
 
-    /**
-     * The weight gradient of the last backward: the dense one if it was requested, otherwise the masked
-     * gradient view (valid until the updater turns it into the update, i.e. read it in onGradientCalculation).
-     */
-    INDArray lastWeightGradient(String weightKey);
+  /**
+   * The weight gradient of the last backward: the dense one if it was requested, otherwise the
+   * masked gradient view (valid until the updater turns it into the update, i.e. read it in
+   * onGradientCalculation).
+   */
+  INDArray lastWeightGradient(String weightKey);
 
-    /** Re-applies every mask to its weight (W = W o M). Called after each optimizer step. */
-    void applyMasks();
+  /** Re-applies every mask to its weight (W = W o M). Called after each optimizer step. */
+  void applyMasks();
 }

@@ -6,120 +6,199 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * What {@link Sparsify} did to a model: one entry per layer (DL4J) or weight / attention block (SameDiff)
- * with the chosen pattern and density, the density measured on the result where masks exist, or the
- * reason the element stayed dense.
+ * What {@link Sparsify} did to a model: one entry per layer (DL4J) or weight / attention block
+ * (SameDiff) with the chosen pattern and density, the density measured on the result where masks
+ * exist, or the reason the element stayed dense.
  */
 public final class SparsifyReport {
 
-    /** What happened to one element. */
-    public enum Status {
-        /** Weights masked (and possibly the attention pattern changed). */
-        SPARSE,
-        /** Only the attention pattern changed (weights dense). */
-        SPARSE_ATTENTION,
-        /** Replaced by another layer type but nothing sparse (e.g. causal replacement of SelfAttentionLayer). */
-        REPLACED_DENSE,
-        /** Left as it was. */
-        DENSE
-    }
-
+  /** What happened to one element. */
+  public enum Status {
+    /** Weights masked (and possibly the attention pattern changed). */
+    SPARSE,
+    /** Only the attention pattern changed (weights dense). */
+    SPARSE_ATTENTION,
     /**
-     * @param name            layer / vertex / SameDiff variable name
-     * @param originalType    type before (class simple name or SameDiff op name)
-     * @param resultType      type after
-     * @param status          outcome
-     * @param pattern         weight pattern when sparse, else null
-     * @param targetDensity   density asked for (1 when dense)
-     * @param measuredDensity kept fraction of the weights measured on the result (NaN when not measurable,
-     *                        e.g. a configuration whose masks are drawn at init)
-     * @param attentionPattern attention pattern set, or null
-     * @param reason          why (for DENSE: why it stayed dense)
+     * Replaced by another layer type but nothing sparse (e.g. causal replacement of
+     * SelfAttentionLayer).
      */
-    public record Entry(String name, String originalType, String resultType, Status status, String pattern,
-                        double targetDensity, double measuredDensity, String attentionPattern, long weightCount,
-                        String reason) {
-        public Entry withMeasuredDensity(double d) {
-            return new Entry(name, originalType, resultType, status, pattern, targetDensity, d, attentionPattern,
-                    weightCount, reason);
-        }
+    REPLACED_DENSE,
+    /** Left as it was. */
+    DENSE
+  }
 
-        public Entry withReason(String r) {
-            return new Entry(name, originalType, resultType, status, pattern, targetDensity, measuredDensity,
-                    attentionPattern, weightCount, r);
-        }
+  /**
+   * @param name layer / vertex / SameDiff variable name
+   * @param originalType type before (class simple name or SameDiff op name)
+   * @param resultType type after
+   * @param status outcome
+   * @param pattern weight pattern when sparse, else null
+   * @param targetDensity density asked for (1 when dense)
+   * @param measuredDensity kept fraction of the weights measured on the result (NaN when not
+   *     measurable, e.g. a configuration whose masks are drawn at init)
+   * @param attentionPattern attention pattern set, or null
+   * @param reason why (for DENSE: why it stayed dense)
+   */
+  public record Entry(
+      String name,
+      String originalType,
+      String resultType,
+      Status status,
+      String pattern,
+      double targetDensity,
+      double measuredDensity,
+      String attentionPattern,
+      long weightCount,
+      String reason) {
+    public Entry withMeasuredDensity(double d) {
+      return new Entry(
+          name,
+          originalType,
+          resultType,
+          status,
+          pattern,
+          targetDensity,
+          d,
+          attentionPattern,
+          weightCount,
+          reason);
     }
 
-    private final String configSource;
-    private final List<Entry> entries;
-
-    public SparsifyReport(String configSource, List<Entry> entries) {
-        this.configSource = configSource;
-        this.entries = List.copyOf(entries);
+    public Entry withReason(String r) {
+      return new Entry(
+          name,
+          originalType,
+          resultType,
+          status,
+          pattern,
+          targetDensity,
+          measuredDensity,
+          attentionPattern,
+          weightCount,
+          r);
     }
+  }
 
-    public static SparsifyReport noConfig() {
-        return new SparsifyReport("none (model left dense)", List.of());
+  private final String configSource;
+  private final List<Entry> entries;
+
+  public SparsifyReport(String configSource, List<Entry> entries) {
+    this.configSource = configSource;
+    this.entries = List.copyOf(entries);
+  }
+
+  public static SparsifyReport noConfig() {
+    return new SparsifyReport("none (model left dense)", List.of());
+  }
+
+  public String configSource() {
+    return configSource;
+  }
+
+  public List<Entry> entries() {
+    return entries;
+  }
+
+  public Entry entry(String name) {
+    for (Entry e : entries) {
+      if (e.name().equals(name)) {
+        return e;
+      }
     }
+    return null;
+  }
 
-    public String configSource() { return configSource; }
-
-    public List<Entry> entries() { return entries; }
-
-    public Entry entry(String name) {
-        for (Entry e : entries) if (e.name().equals(name)) return e;
-        return null;
+  public List<Entry> withStatus(Status s) {
+    List<Entry> out = new ArrayList<>();
+    for (Entry e : entries) {
+      if (e.status() == s) {
+        out.add(e);
+      }
     }
+    return Collections.unmodifiableList(out);
+  }
 
-    public List<Entry> withStatus(Status s) {
-        List<Entry> out = new ArrayList<>();
-        for (Entry e : entries) if (e.status() == s) out.add(e);
-        return Collections.unmodifiableList(out);
+  public List<Entry> sparse() {
+    return withStatus(Status.SPARSE);
+  }
+
+  public boolean changedAnything() {
+    for (Entry e : entries) {
+      if (e.status() != Status.DENSE) {
+        return true;
+      }
     }
+    return false;
+  }
 
-    public List<Entry> sparse() { return withStatus(Status.SPARSE); }
-
-    public boolean changedAnything() {
-        for (Entry e : entries) if (e.status() != Status.DENSE) return true;
-        return false;
+  /** Weighted target density over the SPARSE entries (kept weights / weights), NaN if none. */
+  public double targetDensityOfSparse() {
+    double kept = 0, n = 0;
+    for (Entry e : sparse()) {
+      kept += e.targetDensity() * e.weightCount();
+      n += e.weightCount();
     }
+    return n == 0 ? Double.NaN : kept / n;
+  }
 
-    /** Weighted target density over the SPARSE entries (kept weights / weights), NaN if none. */
-    public double targetDensityOfSparse() {
-        double kept = 0, n = 0;
-        for (Entry e : sparse()) { kept += e.targetDensity() * e.weightCount(); n += e.weightCount(); }
-        return n == 0 ? Double.NaN : kept / n;
+  /** Weighted measured density over the SPARSE entries, NaN if none or not measured. */
+  public double measuredDensityOfSparse() {
+    double kept = 0, n = 0;
+    for (Entry e : sparse()) {
+      if (Double.isNaN(e.measuredDensity())) {
+        return Double.NaN;
+      }
+      kept += e.measuredDensity() * e.weightCount();
+      n += e.weightCount();
     }
+    return n == 0 ? Double.NaN : kept / n;
+  }
 
-    /** Weighted measured density over the SPARSE entries, NaN if none or not measured. */
-    public double measuredDensityOfSparse() {
-        double kept = 0, n = 0;
-        for (Entry e : sparse()) {
-            if (Double.isNaN(e.measuredDensity())) return Double.NaN;
-            kept += e.measuredDensity() * e.weightCount();
-            n += e.weightCount();
-        }
-        return n == 0 ? Double.NaN : kept / n;
+  /** A fixed-width table, one line per entry. */
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder();
+    sb.append("Sparsify report (config: ").append(configSource).append(")\n");
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "%-28s %-26s %-26s %-16s %-12s %8s %8s %10s  %s%n",
+            "name",
+            "from",
+            "to",
+            "status",
+            "pattern",
+            "target",
+            "measured",
+            "weights",
+            "attention / reason"));
+    for (Entry e : entries) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "%-28s %-26s %-26s %-16s %-12s %8.4f %8s %10d  %s%n",
+              e.name(),
+              e.originalType(),
+              e.resultType(),
+              e.status(),
+              e.pattern() == null ? "-" : e.pattern(),
+              e.targetDensity(),
+              Double.isNaN(e.measuredDensity())
+                  ? "-"
+                  : String.format(Locale.ROOT, "%.4f", e.measuredDensity()),
+              e.weightCount(),
+              (e.attentionPattern() == null ? "" : "attention=" + e.attentionPattern() + " ")
+                  + (e.reason() == null ? "" : e.reason())));
     }
-
-    /** A fixed-width table, one line per entry. */
-    @Override public String toString() {
-        StringBuilder sb = new StringBuilder();
-        sb.append("Sparsify report (config: ").append(configSource).append(")\n");
-        sb.append(String.format(Locale.ROOT, "%-28s %-26s %-26s %-16s %-12s %8s %8s %10s  %s%n",
-                "name", "from", "to", "status", "pattern", "target", "measured", "weights", "attention / reason"));
-        for (Entry e : entries) {
-            sb.append(String.format(Locale.ROOT, "%-28s %-26s %-26s %-16s %-12s %8.4f %8s %10d  %s%n",
-                    e.name(), e.originalType(), e.resultType(), e.status(), e.pattern() == null ? "-" : e.pattern(),
-                    e.targetDensity(), Double.isNaN(e.measuredDensity()) ? "-" : String.format(Locale.ROOT, "%.4f", e.measuredDensity()),
-                    e.weightCount(), (e.attentionPattern() == null ? "" : "attention=" + e.attentionPattern() + " ")
-                            + (e.reason() == null ? "" : e.reason())));
-        }
-        double t = targetDensityOfSparse(), m = measuredDensityOfSparse();
-        if (!Double.isNaN(t)) {
-            sb.append(String.format(Locale.ROOT, "sparse weights: target density %.4f, measured %s%n", t,
-                    Double.isNaN(m) ? "- (masks drawn at init)" : String.format(Locale.ROOT, "%.4f", m)));
-        }
-        return sb.toString();
+    double t = targetDensityOfSparse(), m = measuredDensityOfSparse();
+    if (!Double.isNaN(t)) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "sparse weights: target density %.4f, measured %s%n",
+              t,
+              Double.isNaN(m) ? "- (masks drawn at init)" : String.format(Locale.ROOT, "%.4f", m)));
     }
+    return sb.toString();
+  }
 }

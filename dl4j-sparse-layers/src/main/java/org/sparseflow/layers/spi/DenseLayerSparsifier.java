@@ -1,35 +1,38 @@
 package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-
-/** Built-in: DL4J {@link DenseLayer} (without its optional layer norm) -> {@link SparseDenseLayer}. */
+/**
+ * Built-in: DL4J {@link DenseLayer} (without its optional layer norm) -> {@link SparseDenseLayer}.
+ */
 @AutoService(LayerSparsifier.class)
 public class DenseLayerSparsifier implements LayerSparsifier {
 
-    @Override
-    public boolean supports(Layer layer, SparsityConfig config) {
-        return layer != null && layer.getClass() == DenseLayer.class && !((DenseLayer) layer).hasLayerNorm();
-    }
+  @Override
+  public boolean supports(Layer layer, SparsityConfig config) {
+    return layer != null
+        && layer.getClass() == DenseLayer.class
+        && !((DenseLayer) layer).hasLayerNorm();
+  }
 
-    @Override
-    public Map<String, long[]> weightShapes(Layer layer) {
-        DenseLayer d = (DenseLayer) layer;
-        return Map.of("W", new long[]{d.getNIn(), d.getNOut()});
-    }
+  @Override
+  public Map<String, long[]> weightShapes(Layer layer) {
+    DenseLayer d = (DenseLayer) layer;
+    return Map.of("W", new long[] {d.getNIn(), d.getNOut()});
+  }
 
-    @Override
-    public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
-        Map<String, Object> set = new LinkedHashMap<>();
-        set.put("pattern", target.pattern());
-        set.put("density", target.density());
-        set.put("hasBias", ((DenseLayer) layer).hasBias());
-        return LayerConfigCopier.convert(layer, SparseDenseLayer.class, set);
-    }
+  @Override
+  public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
+    Map<String, Object> set = new LinkedHashMap<>();
+    set.put("pattern", target.pattern());
+    set.put("density", target.density());
+    set.put("hasBias", ((DenseLayer) layer).hasBias());
+    return LayerConfigCopier.convert(layer, SparseDenseLayer.class, set);
+  }
 }

@@ -1,34 +1,36 @@
 package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.SparseOutputLayer;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-
-/** Built-in: DL4J {@link OutputLayer} -> {@link SparseOutputLayer} (loss, activation, updater carry over). */
+/**
+ * Built-in: DL4J {@link OutputLayer} -> {@link SparseOutputLayer} (loss, activation, updater carry
+ * over).
+ */
 @AutoService(LayerSparsifier.class)
 public class OutputLayerSparsifier implements LayerSparsifier {
 
-    @Override
-    public boolean supports(Layer layer, SparsityConfig config) {
-        return layer != null && layer.getClass() == OutputLayer.class;
-    }
+  @Override
+  public boolean supports(Layer layer, SparsityConfig config) {
+    return layer != null && layer.getClass() == OutputLayer.class;
+  }
 
-    @Override
-    public Map<String, long[]> weightShapes(Layer layer) {
-        OutputLayer o = (OutputLayer) layer;
-        return Map.of("W", new long[]{o.getNIn(), o.getNOut()});
-    }
+  @Override
+  public Map<String, long[]> weightShapes(Layer layer) {
+    OutputLayer o = (OutputLayer) layer;
+    return Map.of("W", new long[] {o.getNIn(), o.getNOut()});
+  }
 
-    @Override
-    public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
-        Map<String, Object> set = new LinkedHashMap<>();
-        set.put("pattern", target.pattern());
-        set.put("density", target.density());
-        return LayerConfigCopier.convert(layer, SparseOutputLayer.class, set);
-    }
+  @Override
+  public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
+    Map<String, Object> set = new LinkedHashMap<>();
+    set.put("pattern", target.pattern());
+    set.put("density", target.density());
+    return LayerConfigCopier.convert(layer, SparseOutputLayer.class, set);
+  }
 }

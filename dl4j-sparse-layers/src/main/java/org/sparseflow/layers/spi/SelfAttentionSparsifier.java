@@ -1,66 +1,82 @@
 package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.SelfAttentionLayer;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
-
 /**
- * Built-in: DL4J's {@link SelfAttentionLayer} (bidirectional, a SameDiffLayer with the M2.1 2x-gradient bug)
- * -> {@link CausalSelfAttentionLayer}, only when the config sets {@code attention.replaceSelfAttention: true},
- * because the replacement is causal and so computes a different function. Requires {@code projectInput}
- * and {@code nHeads * headSize == nOut}. The projection weights have a different layout, so an
- * initialised network gets freshly initialised attention weights (reported).
+ * Built-in: DL4J's {@link SelfAttentionLayer} (bidirectional, a SameDiffLayer with the M2.1
+ * 2x-gradient bug) -> {@link CausalSelfAttentionLayer}, only when the config sets {@code
+ * attention.replaceSelfAttention: true}, because the replacement is causal and so computes a
+ * different function. Requires {@code projectInput} and {@code nHeads * headSize == nOut}. The
+ * projection weights have a different layout, so an initialised network gets freshly initialised
+ * attention weights (reported).
  */
 @AutoService(LayerSparsifier.class)
 public class SelfAttentionSparsifier implements LayerSparsifier {
 
-    @Override
-    public boolean supports(Layer layer, SparsityConfig config) {
-        if (!(layer instanceof SelfAttentionLayer s) || config == null || config.getAttention() == null
-                || !config.getAttention().isReplaceSelfAttention()) {
-            return false;
-        }
-        return s.isProjectInput() && s.getNHeads() * s.getHeadSize() == s.getNOut();
+  @Override
+  public boolean supports(Layer layer, SparsityConfig config) {
+    if (!(layer instanceof SelfAttentionLayer s)
+        || config == null
+        || config.getAttention() == null
+        || !config.getAttention().isReplaceSelfAttention()) {
+      return false;
     }
+    return s.isProjectInput() && s.getNHeads() * s.getHeadSize() == s.getNOut();
+  }
 
-    @Override
-    public Map<String, long[]> weightShapes(Layer layer) {
-        SelfAttentionLayer s = (SelfAttentionLayer) layer;
-        Map<String, long[]> m = new LinkedHashMap<>();
-        m.put("Wq", new long[]{s.getNIn(), s.getNOut()});
-        m.put("Wk", new long[]{s.getNIn(), s.getNOut()});
-        m.put("Wv", new long[]{s.getNIn(), s.getNOut()});
-        m.put("Wo", new long[]{s.getNOut(), s.getNOut()});
-        return m;
-    }
+  @Override
+  public Map<String, long[]> weightShapes(Layer layer) {
+    SelfAttentionLayer s = (SelfAttentionLayer) layer;
+    Map<String, long[]> m = new LinkedHashMap<>();
+    m.put("Wq", new long[] {s.getNIn(), s.getNOut()});
+    m.put("Wk", new long[] {s.getNIn(), s.getNOut()});
+    m.put("Wv", new long[] {s.getNIn(), s.getNOut()});
+    m.put("Wo", new long[] {s.getNOut(), s.getNOut()});
+    return m;
+  }
 
-    @Override
-    public boolean hasAttention(Layer layer) {
-        return true;
-    }
+  @Override
+  public boolean hasAttention(Layer layer) {
+    return true;
+  }
 
-    @Override
-    public boolean replaceEvenIfDense(Layer layer, SparsityConfig config) {
-        return true;
-    }
+  @Override
+  public boolean replaceEvenIfDense(Layer layer, SparsityConfig config) {
+    return true;
+  }
 
-    @Override
-    public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
-        SelfAttentionLayer s = (SelfAttentionLayer) layer;
-        CausalSelfAttentionLayer.Builder b = new CausalSelfAttentionLayer.Builder()
-                .nIn(s.getNIn()).nOut(s.getNOut()).nHeads(s.getNHeads())
-                .attentionPattern(target.attentionPattern() == null ? "dense" : target.attentionPattern())
-                .blockSize(target.attentionBlockSize());
-        if (s.getLayerName() != null) b.name(s.getLayerName());
-        if (s.getUpdater() != null) b.updater(s.getUpdater());
-        if (s.getBiasUpdater() != null) b.biasUpdater(s.getBiasUpdater());
-        if (s.getWeightInit() != null) b.weightInit(s.getWeightInit());
-        if (target.sparseWeights()) b.projectionPattern(target.pattern()).projectionDensity(target.density());
-        return b.build();
+  @Override
+  public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
+    SelfAttentionLayer s = (SelfAttentionLayer) layer;
+    CausalSelfAttentionLayer.Builder b =
+        new CausalSelfAttentionLayer.Builder()
+            .nIn(s.getNIn())
+            .nOut(s.getNOut())
+            .nHeads(s.getNHeads())
+            .attentionPattern(
+                target.attentionPattern() == null ? "dense" : target.attentionPattern())
+            .blockSize(target.attentionBlockSize());
+    if (s.getLayerName() != null) {
+      b.name(s.getLayerName());
     }
+    if (s.getUpdater() != null) {
+      b.updater(s.getUpdater());
+    }
+    if (s.getBiasUpdater() != null) {
+      b.biasUpdater(s.getBiasUpdater());
+    }
+    if (s.getWeightInit() != null) {
+      b.weightInit(s.getWeightInit());
+    }
+    if (target.sparseWeights()) {
+      b.projectionPattern(target.pattern()).projectionDensity(target.density());
+    }
+    return b.build();
+  }
 }

@@ -4,5 +4,5 @@ import org.deeplearning4j.nn.conf.layers.DenseLayer;
 
 /** A "third-party" layer type no built-in sparsifier knows (built-ins match DenseLayer exactly). */
 public class ScaledDenseLayer extends DenseLayer {
-    public ScaledDenseLayer() { }
+  public ScaledDenseLayer() {}
 }

@@ -13,43 +13,43 @@ import org.nd4j.shade.jackson.databind.node.ObjectNode;
 /** The JSON mapper used for run files (ND4J's shaded Jackson, so no extra dependency). */
 public final class Json {
 
-    public static final ObjectMapper MAPPER = new ObjectMapper()
-            .enable(SerializationFeature.INDENT_OUTPUT)
-            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
-    private static final ObjectMapper COMPACT = new ObjectMapper();
+  public static final ObjectMapper MAPPER =
+      new ObjectMapper()
+          .enable(SerializationFeature.INDENT_OUTPUT)
+          .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+  private static final ObjectMapper COMPACT = new ObjectMapper();
 
-    private Json() {
-    }
+  private Json() {}
 
-    public static String pretty(Object o) {
-        try {
-            return MAPPER.writeValueAsString(o);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+  public static String pretty(Object o) {
+    try {
+      return MAPPER.writeValueAsString(o);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
+  }
 
-    public static String line(Object o) {
-        try {
-            return COMPACT.writeValueAsString(o);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+  public static String line(Object o) {
+    try {
+      return COMPACT.writeValueAsString(o);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
+  }
 
-    public static ObjectNode object() {
-        return MAPPER.createObjectNode();
-    }
+  public static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
 
-    public static JsonNode read(Path file) throws IOException {
-        return MAPPER.readTree(Files.readAllBytes(file));
-    }
+  public static JsonNode read(Path file) throws IOException {
+    return MAPPER.readTree(Files.readAllBytes(file));
+  }
 
-    public static <T> T read(Path file, Class<T> type) throws IOException {
-        return MAPPER.readValue(Files.readAllBytes(file), type);
-    }
+  public static <T> T read(Path file, Class<T> type) throws IOException {
+    return MAPPER.readValue(Files.readAllBytes(file), type);
+  }
 
-    public static <T> T convert(Object o, Class<T> type) {
-        return MAPPER.convertValue(o, type);
-    }
+  public static <T> T convert(Object o, Class<T> type) {
+    return MAPPER.convertValue(o, type);
+  }
 }

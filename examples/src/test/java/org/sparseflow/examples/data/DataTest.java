@@ -18,107 +18,122 @@ import org.junit.jupiter.api.io.TempDir;
 
 class DataTest {
 
-    @Property(tries = 200)
-    void tokenizerRoundTripsAnyText(@ForAll @StringLength(min = 1, max = 200) String text) {
-        CharTokenizer t = CharTokenizer.fit(text);
-        assertEquals(text, t.decode(t.encode(text)));
-        assertEquals(t, CharTokenizer.of(t.vocabulary()));
-        assertEquals(text.codePoints().distinct().count(), t.vocabSize());
-    }
+  @Property(tries = 200)
+  void tokenizerRoundTripsAnyText(@ForAll @StringLength(min = 1, max = 200) String text) {
+    CharTokenizer t = CharTokenizer.fit(text);
+    assertEquals(text, t.decode(t.encode(text)));
+    assertEquals(t, CharTokenizer.of(t.vocabulary()));
+    assertEquals(text.codePoints().distinct().count(), t.vocabSize());
+  }
 
-    @Test
-    void tokenizerNamesUnknownCharacter() {
-        CharTokenizer t = CharTokenizer.fit("abc");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> t.encode("abz"));
-        assertTrue(e.getMessage().contains("'z'") && e.getMessage().contains("position 2"), e.getMessage());
-    }
+  @Test
+  void tokenizerNamesUnknownCharacter() {
+    CharTokenizer t = CharTokenizer.fit("abc");
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> t.encode("abz"));
+    assertTrue(
+        e.getMessage().contains("'z'") && e.getMessage().contains("position 2"), e.getMessage());
+  }
 
-    @Test
-    void bundledCorpusHasStableHashAndVocabulary() {
-        Corpus c = Corpus.bundled();
-        assertEquals(1_204_997, c.sizeBytes());
-        assertEquals(64, c.sha256().length());
-        assertEquals(c.sha256(), Corpus.bundled().sha256());
-        assertTrue(CharTokenizer.fit(c.text()).vocabSize() < 128);
-    }
+  @Test
+  void bundledCorpusHasStableHashAndVocabulary() {
+    Corpus c = Corpus.bundled();
+    assertEquals(1_204_997, c.sizeBytes());
+    assertEquals(64, c.sha256().length());
+    assertEquals(c.sha256(), Corpus.bundled().sha256());
+    assertTrue(CharTokenizer.fit(c.text()).vocabSize() < 128);
+  }
 
-    @Test
-    void corpusFileErrorsNameThePath(@TempDir Path dir) throws Exception {
-        Path missing = dir.resolve("nope.txt");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Corpus.fromFile(missing)).getMessage().contains("nope.txt"));
-        Path bad = dir.resolve("bad.txt");
-        Files.write(bad, new byte[] {(byte) 0xC3, (byte) 0x28});
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Corpus.fromFile(bad)).getMessage().contains("UTF-8"));
-        Path empty = dir.resolve("empty.txt");
-        Files.write(empty, new byte[0]);
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Corpus.fromFile(empty)).getMessage().contains("empty"));
-        Path ok = dir.resolve("ok.txt");
-        Files.writeString(ok, "hello", StandardCharsets.UTF_8);
-        Corpus c = Corpus.fromFile(ok);
-        assertEquals("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", c.sha256()); // sha256("hello")
-    }
+  @Test
+  void corpusFileErrorsNameThePath(@TempDir Path dir) throws Exception {
+    Path missing = dir.resolve("nope.txt");
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> Corpus.fromFile(missing))
+            .getMessage()
+            .contains("nope.txt"));
+    Path bad = dir.resolve("bad.txt");
+    Files.write(bad, new byte[] {(byte) 0xC3, (byte) 0x28});
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> Corpus.fromFile(bad))
+            .getMessage()
+            .contains("UTF-8"));
+    Path empty = dir.resolve("empty.txt");
+    Files.write(empty, new byte[0]);
+    assertTrue(
+        assertThrows(IllegalArgumentException.class, () -> Corpus.fromFile(empty))
+            .getMessage()
+            .contains("empty"));
+    Path ok = dir.resolve("ok.txt");
+    Files.writeString(ok, "hello", StandardCharsets.UTF_8);
+    Corpus c = Corpus.fromFile(ok);
+    assertEquals(
+        "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+        c.sha256()); // sha256("hello")
+  }
 
-    @Test
-    void splitIsContiguousNinetyTen() {
-        int[] tokens = new int[1000];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = i;
-        }
-        TokenSplit s = TokenSplit.of(tokens, 0.9, 16);
-        assertEquals(900, s.train().length);
-        assertEquals(100, s.validation().length);
-        assertEquals(899, s.train()[899]);
-        assertEquals(900, s.validation()[0]);
+  @Test
+  void splitIsContiguousNinetyTen() {
+    int[] tokens = new int[1000];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = i;
     }
+    TokenSplit s = TokenSplit.of(tokens, 0.9, 16);
+    assertEquals(900, s.train().length);
+    assertEquals(100, s.validation().length);
+    assertEquals(899, s.train()[899]);
+    assertEquals(900, s.validation()[0]);
+  }
 
-    @Test
-    void splitRejectsCorpusTooSmallForContext() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TokenSplit.of(new int[100], 0.9, 128));
-        assertTrue(e.getMessage().contains("too small for context length 128"), e.getMessage());
-    }
+  @Test
+  void splitRejectsCorpusTooSmallForContext() {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> TokenSplit.of(new int[100], 0.9, 128));
+    assertTrue(e.getMessage().contains("too small for context length 128"), e.getMessage());
+  }
 
-    @Property(tries = 50)
-    void samplerIsAFunctionOfSeedAndStep(@ForAll @IntRange(min = 0, max = 10_000) int step, @ForAll long seed) {
-        int[] tokens = new int[500];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = i % 37;
-        }
-        BatchSampler a = new BatchSampler(tokens, 4, 16, seed);
-        BatchSampler b = new BatchSampler(tokens, 4, 16, seed);
-        b.windows(step + 1); // unrelated calls must not change later batches
-        int[][] wa = a.windows(step), wb = b.windows(step);
-        for (int i = 0; i < 4; i++) {
-            assertArrayEquals(wa[i], wb[i]);
-            assertEquals(17, wa[i].length);
-            // windows are contiguous slices of the stream
-            for (int j = 1; j < 17; j++) {
-                assertEquals((wa[i][j - 1] + 1) % 37, wa[i][j]);
-            }
-        }
+  @Property(tries = 50)
+  void samplerIsAFunctionOfSeedAndStep(
+      @ForAll @IntRange(min = 0, max = 10_000) int step, @ForAll long seed) {
+    int[] tokens = new int[500];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = i % 37;
     }
+    BatchSampler a = new BatchSampler(tokens, 4, 16, seed);
+    BatchSampler b = new BatchSampler(tokens, 4, 16, seed);
+    b.windows(step + 1); // unrelated calls must not change later batches
+    int[][] wa = a.windows(step), wb = b.windows(step);
+    for (int i = 0; i < 4; i++) {
+      assertArrayEquals(wa[i], wb[i]);
+      assertEquals(17, wa[i].length);
+      // windows are contiguous slices of the stream
+      for (int j = 1; j < 17; j++) {
+        assertEquals((wa[i][j - 1] + 1) % 37, wa[i][j]);
+      }
+    }
+  }
 
-    @Test
-    void differentStepsGiveDifferentBatches() {
-        int[] tokens = new int[10_000];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = i;
-        }
-        BatchSampler s = new BatchSampler(tokens, 8, 16, 7);
-        assertNotEquals(s.windows(0)[0][0], s.windows(1)[0][0]);
+  @Test
+  void differentStepsGiveDifferentBatches() {
+    int[] tokens = new int[10_000];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = i;
     }
+    BatchSampler s = new BatchSampler(tokens, 8, 16, 7);
+    assertNotEquals(s.windows(0)[0][0], s.windows(1)[0][0]);
+  }
 
-    @Test
-    void evaluationBatchesCoverTheStreamDeterministically() {
-        int[] tokens = new int[1000];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = i;
-        }
-        int[][][] b = BatchSampler.evaluationBatches(tokens, 9, 4, 10);
-        assertEquals(3, b.length);
-        assertEquals(4, b[0].length);
-        assertEquals(2, b[2].length);
-        assertEquals(0, b[0][0][0]);
-        assertEquals(990, b[2][1][0]); // last window ends at the last token
-        assertEquals(999, b[2][1][9]);
+  @Test
+  void evaluationBatchesCoverTheStreamDeterministically() {
+    int[] tokens = new int[1000];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = i;
     }
+    int[][][] b = BatchSampler.evaluationBatches(tokens, 9, 4, 10);
+    assertEquals(3, b.length);
+    assertEquals(4, b[0].length);
+    assertEquals(2, b[2].length);
+    assertEquals(0, b[0][0][0]);
+    assertEquals(990, b[2][1][0]); // last window ends at the last token
+    assertEquals(999, b[2][1][9]);
+  }
 }

@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
-
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -15,158 +14,202 @@ import org.sparseflow.ops.attention.SparseAttention;
 import org.sparseflow.ops.matmul.BlockSparseKernels;
 
 /**
- * Causal attention benchmark (measured, not simulated): batch 1, 8 heads of 64, fp32, block size 64.
- * Compares the block-sparse kernel ({@link SparseAttention}) on {@code local:128+strided:128} with the same
- * kernel on the dense causal layout ({@code dense_ms}, the baseline of {@code speedup}) and, for reference,
- * ND4J's dense matmul-softmax-matmul over the full {@code T x T} scores with an additive causal mask
- * ({@code nd4j_dense_ms}; its backward is the same formula written with ND4J ops).
- * Times are medians (and minima, {@code *_min_ms}) of repeated runs after a JIT warm-up at T=512 and two
- * warm-up runs per case, in milliseconds; {@code *_cpu_ms} is the median process CPU time (all threads), the
- * work done, which other processes on a shared machine disturb far less than wall time;
- * each line also records the machine's load average, since the shared build machine is often oversubscribed.
+ * Causal attention benchmark (measured, not simulated): batch 1, 8 heads of 64, fp32, block size
+ * 64. Compares the block-sparse kernel ({@link SparseAttention}) on {@code local:128+strided:128}
+ * with the same kernel on the dense causal layout ({@code dense_ms}, the baseline of {@code
+ * speedup}) and, for reference, ND4J's dense matmul-softmax-matmul over the full {@code T x T}
+ * scores with an additive causal mask ({@code nd4j_dense_ms}; its backward is the same formula
+ * written with ND4J ops). Times are medians (and minima, {@code *_min_ms}) of repeated runs after a
+ * JIT warm-up at T=512 and two warm-up runs per case, in milliseconds; {@code *_cpu_ms} is the
+ * median process CPU time (all threads), the work done, which other processes on a shared machine
+ * disturb far less than wall time; each line also records the machine's load average, since the
+ * shared build machine is often oversubscribed.
  *
- * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench [--quick]}.
+ * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench
+ * [--quick]}.
  */
 public final class AttentionBench {
 
-    static final String PATTERN = "local:128+strided:128";
-    static final int HEADS = 8;
-    static final int HEAD_DIM = 64;
-    static final int BLOCK = 64;
+  static final String PATTERN = "local:128+strided:128";
+  static final int HEADS = 8;
+  static final int HEAD_DIM = 64;
+  static final int BLOCK = 64;
 
-    private AttentionBench() {
+  private AttentionBench() {}
+
+  public static void main(String[] args) {
+    boolean quick = Arrays.asList(args).contains("--quick");
+    for (String line : run(quick)) {
+      System.out.println(line);
     }
+  }
 
-    public static void main(String[] args) {
-        boolean quick = Arrays.asList(args).contains("--quick");
-        for (String line : run(quick)) {
-            System.out.println(line);
-        }
+  /** Runs the benchmark; quick mode uses T=512 and 1024 and fewer repetitions. */
+  public static List<String> run(boolean quick) {
+    int[] lengths = quick ? new int[] {512, 1024} : new int[] {1024, 2048};
+    int reps = quick ? 3 : 5;
+    List<String> out = new ArrayList<>();
+    warmUp();
+    String machine = Runtime.getRuntime().availableProcessors() + "cores";
+    for (int t : lengths) {
+      Nd4j.getRandom().setSeed(42);
+      INDArray q = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+      INDArray k = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+      INDArray v = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+      INDArray dOut = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+      double scale = SparseAttention.defaultScale(HEAD_DIM);
+      BlockLayout dense = BlockLayout.dense(t, BLOCK, 1);
+      BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
+      INDArray causalBias = causalBias(t);
+
+      double[] denseFwd = time(reps, () -> SparseAttention.forward(q, k, v, dense, scale));
+      double[] sparseFwd = time(reps, () -> SparseAttention.forward(q, k, v, sparse, scale));
+      double[] nd4jFwd = time(reps, () -> nd4jForward(q, k, v, causalBias, scale));
+      double[] denseFb = time(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
+      double[] sparseFb = time(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
+      double[] nd4jFb = time(reps, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
+
+      // sanity: the kernel on the dense layout equals the ND4J reference
+      double err =
+          SparseAttention.forward(q, k, v, dense, scale)
+              .out()
+              .sub(nd4jForward(q, k, v, causalBias, scale)[0])
+              .amaxNumber()
+              .doubleValue();
+      out.add(line("attention_fwd", t, sparse, denseFwd, sparseFwd, nd4jFwd, machine, err));
+      out.add(line("attention_fwdbwd", t, sparse, denseFb, sparseFb, nd4jFb, machine, err));
     }
+    return out;
+  }
 
-    /** Runs the benchmark; quick mode uses T=512 and 1024 and fewer repetitions. */
-    public static List<String> run(boolean quick) {
-        int[] lengths = quick ? new int[] {512, 1024} : new int[] {1024, 2048};
-        int reps = quick ? 3 : 5;
-        List<String> out = new ArrayList<>();
-        warmUp();
-        String machine = Runtime.getRuntime().availableProcessors() + "cores";
-        for (int t : lengths) {
-            Nd4j.getRandom().setSeed(42);
-            INDArray q = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
-            INDArray k = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
-            INDArray v = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
-            INDArray dOut = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
-            double scale = SparseAttention.defaultScale(HEAD_DIM);
-            BlockLayout dense = BlockLayout.dense(t, BLOCK, 1);
-            BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
-            INDArray causalBias = causalBias(t);
-
-            double[] denseFwd = time(reps, () -> SparseAttention.forward(q, k, v, dense, scale));
-            double[] sparseFwd = time(reps, () -> SparseAttention.forward(q, k, v, sparse, scale));
-            double[] nd4jFwd = time(reps, () -> nd4jForward(q, k, v, causalBias, scale));
-            double[] denseFb = time(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
-            double[] sparseFb = time(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
-            double[] nd4jFb = time(reps, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
-
-            // sanity: the kernel on the dense layout equals the ND4J reference
-            double err = SparseAttention.forward(q, k, v, dense, scale).out()
-                    .sub(nd4jForward(q, k, v, causalBias, scale)[0]).amaxNumber().doubleValue();
-            out.add(line("attention_fwd", t, sparse, denseFwd, sparseFwd, nd4jFwd, machine, err));
-            out.add(line("attention_fwdbwd", t, sparse, denseFb, sparseFb, nd4jFb, machine, err));
-        }
-        return out;
+  /** Times are {median, min}; speedups are median over median and min over min. */
+  /**
+   * Runs every code path a few times on a small problem so the JIT has compiled them before timing.
+   */
+  private static void warmUp() {
+    int t = 512;
+    Nd4j.getRandom().setSeed(7);
+    INDArray x = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
+    BlockLayout dense = BlockLayout.dense(t, BLOCK, 1);
+    BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
+    INDArray bias = causalBias(t);
+    for (int i = 0; i < 5; i++) {
+      fwdBwd(x, x, x, x, dense, 0.125);
+      fwdBwd(x, x, x, x, sparse, 0.125);
+      nd4jFwdBwd(x, x, x, x, bias, 0.125);
     }
+  }
 
-    /** Times are {median, min}; speedups are median over median and min over min. */
-    /** Runs every code path a few times on a small problem so the JIT has compiled them before timing. */
-    private static void warmUp() {
-        int t = 512;
-        Nd4j.getRandom().setSeed(7);
-        INDArray x = Nd4j.randn(DataType.FLOAT, 1, HEADS, t, HEAD_DIM);
-        BlockLayout dense = BlockLayout.dense(t, BLOCK, 1);
-        BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
-        INDArray bias = causalBias(t);
-        for (int i = 0; i < 5; i++) {
-            fwdBwd(x, x, x, x, dense, 0.125);
-            fwdBwd(x, x, x, x, sparse, 0.125);
-            nd4jFwdBwd(x, x, x, x, bias, 0.125);
-        }
-    }
+  private static String line(
+      String kase,
+      int t,
+      BlockLayout sparse,
+      double[] dense,
+      double[] sp,
+      double[] nd4j,
+      String machine,
+      double err) {
+    return String.format(
+        Locale.ROOT,
+        "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT dense_ms=%.2f"
+            + " sparse_ms=%.2f speedup=%.2f nd4j_dense_ms=%.2f speedup_vs_nd4j=%.2f"
+            + " dense_min_ms=%.2f sparse_min_ms=%.2f speedup_min=%.2f nd4j_dense_min_ms=%.2f"
+            + " dense_cpu_ms=%.1f sparse_cpu_ms=%.1f speedup_cpu=%.2f density=%.4f threads=%d"
+            + " machine=%s load_avg=%.1f max_abs_diff_dense_vs_nd4j=%.2e measured=true",
+        kase,
+        t,
+        PATTERN,
+        BLOCK,
+        HEADS,
+        HEAD_DIM,
+        dense[0],
+        sp[0],
+        dense[0] / sp[0],
+        nd4j[0],
+        nd4j[0] / sp[0],
+        dense[1],
+        sp[1],
+        dense[1] / sp[1],
+        nd4j[1],
+        dense[2],
+        sp[2],
+        dense[2] / Math.max(1e-9, sp[2]),
+        sparse.density(),
+        BlockSparseKernels.THREADS,
+        machine,
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+        err);
+  }
 
-    private static String line(String kase, int t, BlockLayout sparse, double[] dense, double[] sp, double[] nd4j,
-                               String machine, double err) {
-        return String.format(Locale.ROOT, "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT "
-                        + "dense_ms=%.2f sparse_ms=%.2f speedup=%.2f nd4j_dense_ms=%.2f speedup_vs_nd4j=%.2f "
-                        + "dense_min_ms=%.2f sparse_min_ms=%.2f speedup_min=%.2f nd4j_dense_min_ms=%.2f "
-                        + "dense_cpu_ms=%.1f sparse_cpu_ms=%.1f speedup_cpu=%.2f "
-                        + "density=%.4f threads=%d machine=%s load_avg=%.1f max_abs_diff_dense_vs_nd4j=%.2e measured=true",
-                kase, t, PATTERN, BLOCK, HEADS, HEAD_DIM, dense[0], sp[0], dense[0] / sp[0], nd4j[0], nd4j[0] / sp[0],
-                dense[1], sp[1], dense[1] / sp[1], nd4j[1], dense[2], sp[2], dense[2] / Math.max(1e-9, sp[2]), sparse.density(), BlockSparseKernels.THREADS, machine,
-                java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(), err);
-    }
+  private static Object fwdBwd(
+      INDArray q, INDArray k, INDArray v, INDArray dOut, BlockLayout layout, double scale) {
+    SparseAttention.Result r = SparseAttention.forward(q, k, v, layout, scale);
+    return SparseAttention.backward(q, k, v, r, dOut, layout, scale);
+  }
 
-    private static Object fwdBwd(INDArray q, INDArray k, INDArray v, INDArray dOut, BlockLayout layout, double scale) {
-        SparseAttention.Result r = SparseAttention.forward(q, k, v, layout, scale);
-        return SparseAttention.backward(q, k, v, r, dOut, layout, scale);
+  private static INDArray causalBias(int t) {
+    float[] m = new float[t * t];
+    for (int i = 0; i < t; i++) {
+      for (int j = i + 1; j < t; j++) {
+        m[i * t + j] = -1e9f;
+      }
     }
+    return Nd4j.create(m, new long[] {1, 1, t, t}, DataType.FLOAT);
+  }
 
-    private static INDArray causalBias(int t) {
-        float[] m = new float[t * t];
-        for (int i = 0; i < t; i++) {
-            for (int j = i + 1; j < t; j++) {
-                m[i * t + j] = -1e9f;
-            }
-        }
-        return Nd4j.create(m, new long[] {1, 1, t, t}, DataType.FLOAT);
-    }
+  /** ND4J dense causal attention: returns {out, p}. */
+  static INDArray[] nd4jForward(
+      INDArray q, INDArray k, INDArray v, INDArray causalBias, double scale) {
+    INDArray s =
+        Nd4j.matmul(q, k, false, true, false)
+            .muli(scale)
+            .addi(causalBias.broadcast(q.size(0), q.size(1), q.size(2), q.size(2)));
+    INDArray p = Nd4j.nn().softmax(s, 3);
+    return new INDArray[] {Nd4j.matmul(p, v), p};
+  }
 
-    /** ND4J dense causal attention: returns {out, p}. */
-    static INDArray[] nd4jForward(INDArray q, INDArray k, INDArray v, INDArray causalBias, double scale) {
-        INDArray s = Nd4j.matmul(q, k, false, true, false).muli(scale).addi(causalBias.broadcast(
-                q.size(0), q.size(1), q.size(2), q.size(2)));
-        INDArray p = Nd4j.nn().softmax(s, 3);
-        return new INDArray[] {Nd4j.matmul(p, v), p};
-    }
+  /** ND4J dense forward plus the softmax-attention backward with ND4J ops. */
+  static INDArray[] nd4jFwdBwd(
+      INDArray q, INDArray k, INDArray v, INDArray dOut, INDArray causalBias, double scale) {
+    INDArray[] f = nd4jForward(q, k, v, causalBias, scale);
+    INDArray o = f[0];
+    INDArray p = f[1];
+    INDArray dv = Nd4j.matmul(p, dOut, true, false, false);
+    INDArray dp = Nd4j.matmul(dOut, v, false, true, false);
+    INDArray rowDot = dOut.mul(o).sum(true, 3); // [B,H,T,1]
+    INDArray ds = dp.subi(rowDot.broadcast(dp.shape())).muli(p);
+    INDArray dq = Nd4j.matmul(ds, k).muli(scale);
+    INDArray dk = Nd4j.matmul(ds, q, true, false, false).muli(scale);
+    return new INDArray[] {dq, dk, dv};
+  }
 
-    /** ND4J dense forward plus the softmax-attention backward with ND4J ops. */
-    static INDArray[] nd4jFwdBwd(INDArray q, INDArray k, INDArray v, INDArray dOut, INDArray causalBias, double scale) {
-        INDArray[] f = nd4jForward(q, k, v, causalBias, scale);
-        INDArray o = f[0];
-        INDArray p = f[1];
-        INDArray dv = Nd4j.matmul(p, dOut, true, false, false);
-        INDArray dp = Nd4j.matmul(dOut, v, false, true, false);
-        INDArray rowDot = dOut.mul(o).sum(true, 3); // [B,H,T,1]
-        INDArray ds = dp.subi(rowDot.broadcast(dp.shape())).muli(p);
-        INDArray dq = Nd4j.matmul(ds, k).muli(scale);
-        INDArray dk = Nd4j.matmul(ds, q, true, false, false).muli(scale);
-        return new INDArray[] {dq, dk, dv};
+  /**
+   * {median, min} wall time and median process CPU time (all threads) in ms over {@code reps} runs
+   * after two warm-up runs. CPU time counts the work done, so it moves much less than wall time
+   * when other processes compete for the cores.
+   */
+  private static double[] time(int reps, Supplier<Object> body) {
+    body.get(); // warm-up
+    body.get();
+    double[] ms = new double[reps];
+    double[] cpu = new double[reps];
+    for (int r = 0; r < reps; r++) {
+      long c0 = processCpuNanos();
+      long t0 = System.nanoTime();
+      body.get();
+      ms[r] = (System.nanoTime() - t0) / 1e6;
+      cpu[r] = (processCpuNanos() - c0) / 1e6;
     }
+    Arrays.sort(ms);
+    Arrays.sort(cpu);
+    return new double[] {ms[reps / 2], ms[0], cpu[reps / 2]};
+  }
 
-    /**
-     * {median, min} wall time and median process CPU time (all threads) in ms over {@code reps} runs after two
-     * warm-up runs. CPU time counts the work done, so it moves much less than wall time when other processes
-     * compete for the cores.
-     */
-    private static double[] time(int reps, Supplier<Object> body) {
-        body.get(); // warm-up
-        body.get();
-        double[] ms = new double[reps];
-        double[] cpu = new double[reps];
-        for (int r = 0; r < reps; r++) {
-            long c0 = processCpuNanos();
-            long t0 = System.nanoTime();
-            body.get();
-            ms[r] = (System.nanoTime() - t0) / 1e6;
-            cpu[r] = (processCpuNanos() - c0) / 1e6;
-        }
-        Arrays.sort(ms);
-        Arrays.sort(cpu);
-        return new double[] {ms[reps / 2], ms[0], cpu[reps / 2]};
-    }
-
-    private static long processCpuNanos() {
-        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-        return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0L;
-    }
+  private static long processCpuNanos() {
+    java.lang.management.OperatingSystemMXBean os =
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun
+        ? sun.getProcessCpuTime()
+        : 0L;
+  }
 }

@@ -1,5 +1,10 @@
 package org.sparseflow.bench.mst;
 
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sparseflow.examples.data.BatchSampler;
@@ -8,113 +13,165 @@ import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.UpdateRecord;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Random;
-
-import static org.junit.jupiter.api.Assertions.*;
-
 /**
- * The benchmark's ComputationGraph path on a small GPT: MST binds every attention/MLP weight under the names the
- * FLOP counter uses (a mismatch would silently count them dense), sparse attention is applied, and the dense run
- * counts exactly dense FLOPs.
+ * The benchmark's ComputationGraph path on a small GPT: MST binds every attention/MLP weight under
+ * the names the FLOP counter uses (a mismatch would silently count them dense), sparse attention is
+ * applied, and the dense run counts exactly dense FLOPs.
  */
 class GraphMstBenchmarkTest {
 
-    @Test
-    void helpPrintsUsageInsteadOfTraining() throws Exception {
-        java.io.PrintStream old = System.out;
-        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-        System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
-        try {
-            MstBenchmark.main(new String[]{"--help"});
-        } finally {
-            System.setOut(old);
-        }
-        String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
-        assertTrue(out.startsWith("usage: mst") && out.contains("--model graph") && !out.contains("gpt-mini ("), out);
-        assertTrue(out.contains("--lr-decay") && out.contains("--grad-clip"), out);
-        for (String preset : org.sparseflow.mst.core.MstConfig.PRESETS) {
-            assertTrue(out.contains(preset), "usage lists preset " + preset + ": " + out);
-        }
+  @Test
+  void helpPrintsUsageInsteadOfTraining() throws Exception {
+    java.io.PrintStream old = System.out;
+    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+    System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
+    try {
+      MstBenchmark.main(new String[] {"--help"});
+    } finally {
+      System.setOut(old);
     }
-
-    @Test
-    void gradientClipIsCheckedAndPartOfTheReusedDenseBaselinesSettings(@TempDir Path dir) throws Exception {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> MstBenchmark.main(new String[]{"--grad-clip", "-1", "--model", "graph", "--flops-only"}));
-        assertTrue(e.getMessage().contains("--grad-clip = -1.0"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class,
-                () -> MstBenchmark.main(new String[]{"--grad-clip", "1", "--flops-only"}));
-        assertTrue(e.getMessage().contains("--model samediff") && e.getMessage().contains("--model graph"), e.getMessage());
-
-        Path file = dir.resolve(MstBenchmark.DENSE_GRAPH_RESULT);
-        MstBenchmark.Run run = new MstBenchmark.Run("dense", 1.5, 2e12, 2e12, 10.0, 0.0,
-                new double[][]{{1e12, 2e12}, {2.0, 1.5}}, java.util.List.of(), MstConfig.preset("dense"));
-        var clipped = new MstBenchmark.TrainSettings(2000, 2e-3, "none", 1.0);
-        MstBenchmark.writeDense(file, run, clipped, 2);
-        assertEquals(1.5, MstBenchmark.readDense(file, clipped).valLoss(), 0.0);
-        e = assertThrows(IllegalArgumentException.class,
-                () -> MstBenchmark.readDense(file, new MstBenchmark.TrainSettings(2000, 2e-3, "none", 0.0)));
-        assertTrue(e.getMessage().contains("grad_clip=1.0") && e.getMessage().contains("grad_clip=0.0"), e.getMessage());
+    String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(
+        out.startsWith("usage: mst")
+            && out.contains("--model graph")
+            && !out.contains("gpt-mini ("),
+        out);
+    assertTrue(out.contains("--lr-decay") && out.contains("--grad-clip"), out);
+    for (String preset : org.sparseflow.mst.core.MstConfig.PRESETS) {
+      assertTrue(out.contains(preset), "usage lists preset " + preset + ": " + out);
     }
+  }
 
-    @Test
-    void learningRateDecayIsCheckedAndDecaysToZero() throws Exception {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> MstBenchmark.main(new String[]{"--lr-decay", "cosine", "--flops-only"}));
-        assertTrue(e.getMessage().contains("--lr-decay = cosine") && e.getMessage().contains("linear"), e.getMessage());
-        org.nd4j.linalg.learning.config.IUpdater linear = MstBenchmark.adam(1e-3, "linear", 100);
-        assertEquals(1e-3, linear.getLearningRate(0, 0), 1e-15);
-        assertEquals(5e-4, linear.getLearningRate(50, 0), 1e-15);
-        assertEquals(0.0, linear.getLearningRate(100, 0), 1e-15);
-        assertEquals(1e-3, MstBenchmark.adam(1e-3, "none", 100).getLearningRate(99, 0), 1e-15);
-        // the schedule survives the model configuration's JSON round trip (saved models keep their optimizer)
-        var conf = org.sparseflow.examples.gpt.ComputationGraphGpt.configuration(
-                new org.sparseflow.examples.gpt.GptConfig(11, 1, 8, 2, 8, 1), linear);
-        var back = org.deeplearning4j.nn.conf.ComputationGraphConfiguration.fromJson(conf.toJson());
-        assertEquals(conf.toJson(), back.toJson());
-        var adamBack = (org.nd4j.linalg.learning.config.Adam) back.getVertices().values().stream()
-                .filter(v -> v instanceof org.deeplearning4j.nn.conf.graph.LayerVertex lv
-                        && lv.getLayerConf().getLayer() instanceof org.deeplearning4j.nn.conf.layers.BaseLayer)
-                .map(v -> ((org.deeplearning4j.nn.conf.layers.BaseLayer)
-                        ((org.deeplearning4j.nn.conf.graph.LayerVertex) v).getLayerConf().getLayer()).getIUpdater())
-                .findFirst().orElseThrow();
-        assertEquals(5e-4, adamBack.getLearningRate(50, 0), 1e-15, "the decay itself survives");
-        assertThrows(IllegalArgumentException.class, () -> new LinearDecaySchedule(1e-3, 0));
+  @Test
+  void gradientClipIsCheckedAndPartOfTheReusedDenseBaselinesSettings(@TempDir Path dir)
+      throws Exception {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                MstBenchmark.main(
+                    new String[] {"--grad-clip", "-1", "--model", "graph", "--flops-only"}));
+    assertTrue(e.getMessage().contains("--grad-clip = -1.0"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> MstBenchmark.main(new String[] {"--grad-clip", "1", "--flops-only"}));
+    assertTrue(
+        e.getMessage().contains("--model samediff") && e.getMessage().contains("--model graph"),
+        e.getMessage());
+
+    Path file = dir.resolve(MstBenchmark.DENSE_GRAPH_RESULT);
+    MstBenchmark.Run run =
+        new MstBenchmark.Run(
+            "dense",
+            1.5,
+            2e12,
+            2e12,
+            10.0,
+            0.0,
+            new double[][] {{1e12, 2e12}, {2.0, 1.5}},
+            java.util.List.of(),
+            MstConfig.preset("dense"));
+    var clipped = new MstBenchmark.TrainSettings(2000, 2e-3, "none", 1.0);
+    MstBenchmark.writeDense(file, run, clipped, 2);
+    assertEquals(1.5, MstBenchmark.readDense(file, clipped).valLoss(), 0.0);
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                MstBenchmark.readDense(
+                    file, new MstBenchmark.TrainSettings(2000, 2e-3, "none", 0.0)));
+    assertTrue(
+        e.getMessage().contains("grad_clip=1.0") && e.getMessage().contains("grad_clip=0.0"),
+        e.getMessage());
+  }
+
+  @Test
+  void learningRateDecayIsCheckedAndDecaysToZero() throws Exception {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> MstBenchmark.main(new String[] {"--lr-decay", "cosine", "--flops-only"}));
+    assertTrue(
+        e.getMessage().contains("--lr-decay = cosine") && e.getMessage().contains("linear"),
+        e.getMessage());
+    org.nd4j.linalg.learning.config.IUpdater linear = MstBenchmark.adam(1e-3, "linear", 100);
+    assertEquals(1e-3, linear.getLearningRate(0, 0), 1e-15);
+    assertEquals(5e-4, linear.getLearningRate(50, 0), 1e-15);
+    assertEquals(0.0, linear.getLearningRate(100, 0), 1e-15);
+    assertEquals(1e-3, MstBenchmark.adam(1e-3, "none", 100).getLearningRate(99, 0), 1e-15);
+    // the schedule survives the model configuration's JSON round trip (saved models keep their
+    // optimizer)
+    var conf =
+        org.sparseflow.examples.gpt.ComputationGraphGpt.configuration(
+            new org.sparseflow.examples.gpt.GptConfig(11, 1, 8, 2, 8, 1), linear);
+    var back = org.deeplearning4j.nn.conf.ComputationGraphConfiguration.fromJson(conf.toJson());
+    assertEquals(conf.toJson(), back.toJson());
+    var adamBack =
+        (org.nd4j.linalg.learning.config.Adam)
+            back.getVertices().values().stream()
+                .filter(
+                    v ->
+                        v instanceof org.deeplearning4j.nn.conf.graph.LayerVertex lv
+                            && lv.getLayerConf().getLayer()
+                                instanceof org.deeplearning4j.nn.conf.layers.BaseLayer)
+                .map(
+                    v ->
+                        ((org.deeplearning4j.nn.conf.layers.BaseLayer)
+                                ((org.deeplearning4j.nn.conf.graph.LayerVertex) v)
+                                    .getLayerConf()
+                                    .getLayer())
+                            .getIUpdater())
+                .findFirst()
+                .orElseThrow();
+    assertEquals(5e-4, adamBack.getLearningRate(50, 0), 1e-15, "the decay itself survives");
+    assertThrows(IllegalArgumentException.class, () -> new LinearDecaySchedule(1e-3, 0));
+  }
+
+  @Test
+  void graphVariantCountsSparseFlopsForEveryBoundWeight(@TempDir Path dir) throws Exception {
+    GptConfig g = new GptConfig(12, 1, 32, 2, 32, 5);
+    Random r = new Random(3);
+    int[] tokens = new int[20_000];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] =
+          i % 7 == 0 ? r.nextInt(12) : (tokens[Math.max(0, i - 1)] + 1) % 12; // learnable runs
     }
+    TokenSplit split = TokenSplit.of(tokens, 0.9, g.context());
+    int[][][] eval = BatchSampler.evaluationBatches(split.validation(), g.context(), 16, 16);
+    MstConfig base = MstConfig.preset("mst-local");
+    int steps = 20;
 
-    @Test
-    void graphVariantCountsSparseFlopsForEveryBoundWeight(@TempDir Path dir) throws Exception {
-        GptConfig g = new GptConfig(12, 1, 32, 2, 32, 5);
-        Random r = new Random(3);
-        int[] tokens = new int[20_000];
-        for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = i % 7 == 0 ? r.nextInt(12) : (tokens[Math.max(0, i - 1)] + 1) % 12; // learnable runs
-        }
-        TokenSplit split = TokenSplit.of(tokens, 0.9, g.context());
-        int[][][] eval = BatchSampler.evaluationBatches(split.validation(), g.context(), 16, 16);
-        MstConfig base = MstConfig.preset("mst-local");
-        int steps = 20;
-
-        MstBenchmark.Run sparse = MstBenchmark.trainGraph("block16", base, g, split, eval, steps, 2e-3, 1, dir);
-        assertEquals(6, MstBenchmark.flopCounter(g, true).linears().stream()
-                .filter(l -> MstBenchmark.configFor(base, "block16", steps, true).selects(l.name)).count(),
-                "4 attention projections + fc + proj are selected under their graph names");
-        UpdateRecord last = sparse.records().get(sparse.records().size() - 1);
-        assertEquals(6, last.layerDensity.size(), "MST bound all 6 weights: " + last.layerDensity.keySet());
-        for (String name : last.layerDensity.keySet()) {
-            assertTrue(MstBenchmark.flopCounter(g, true).linears().stream().anyMatch(l -> l.name.equals(name)),
-                    name + " is not a FLOP-counter linear");
-        }
-        assertTrue(last.globalDensity < 0.2, "ultra phase density " + last.globalDensity);
-        assertTrue(sparse.flops() < 0.6 * sparse.denseFlops(), sparse.flops() + " vs dense " + sparse.denseFlops());
-        assertTrue(Double.isFinite(sparse.valLoss()) && sparse.valLoss() < Math.log(12), "val loss " + sparse.valLoss());
-        assertTrue(Files.size(dir.resolve("graph-block16.jsonl")) > 0);
-
-        MstBenchmark.Run dense = MstBenchmark.trainGraph("dense", base, g, split, eval, steps, 2e-3, 1, dir);
-        assertEquals(dense.denseFlops(), dense.flops(), 1e-6 * dense.flops());
-        assertEquals(sparse.denseFlops(), dense.denseFlops(), 1e-6 * dense.flops(), "same dense reference");
-        assertTrue(dense.valLoss() < Math.log(12), "dense val loss " + dense.valLoss());
+    MstBenchmark.Run sparse =
+        MstBenchmark.trainGraph("block16", base, g, split, eval, steps, 2e-3, 1, dir);
+    assertEquals(
+        6,
+        MstBenchmark.flopCounter(g, true).linears().stream()
+            .filter(l -> MstBenchmark.configFor(base, "block16", steps, true).selects(l.name))
+            .count(),
+        "4 attention projections + fc + proj are selected under their graph names");
+    UpdateRecord last = sparse.records().get(sparse.records().size() - 1);
+    assertEquals(
+        6, last.layerDensity.size(), "MST bound all 6 weights: " + last.layerDensity.keySet());
+    for (String name : last.layerDensity.keySet()) {
+      assertTrue(
+          MstBenchmark.flopCounter(g, true).linears().stream().anyMatch(l -> l.name.equals(name)),
+          name + " is not a FLOP-counter linear");
     }
+    assertTrue(last.globalDensity < 0.2, "ultra phase density " + last.globalDensity);
+    assertTrue(
+        sparse.flops() < 0.6 * sparse.denseFlops(),
+        sparse.flops() + " vs dense " + sparse.denseFlops());
+    assertTrue(
+        Double.isFinite(sparse.valLoss()) && sparse.valLoss() < Math.log(12),
+        "val loss " + sparse.valLoss());
+    assertTrue(Files.size(dir.resolve("graph-block16.jsonl")) > 0);
+
+    MstBenchmark.Run dense =
+        MstBenchmark.trainGraph("dense", base, g, split, eval, steps, 2e-3, 1, dir);
+    assertEquals(dense.denseFlops(), dense.flops(), 1e-6 * dense.flops());
+    assertEquals(
+        sparse.denseFlops(), dense.denseFlops(), 1e-6 * dense.flops(), "same dense reference");
+    assertTrue(dense.valLoss() < Math.log(12), "dense val loss " + dense.valLoss());
+  }
 }

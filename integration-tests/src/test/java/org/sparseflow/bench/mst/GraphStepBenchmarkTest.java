@@ -1,38 +1,60 @@
 package org.sparseflow.bench.mst;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.junit.jupiter.api.Test;
+
 class GraphStepBenchmarkTest {
 
-    @Test
-    void badOptionsAreRejectedNamingTheValue() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> GraphStepBenchmark.main(new String[]{"--steps", "2"}));
-        assertTrue(e.getMessage().contains("--steps = 2") && e.getMessage().contains(">= 5"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--sparsity", "1.0"}));
-        assertTrue(e.getMessage().contains("--sparsity = 1.0"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--variants", "dense,sparse"}));
-        assertTrue(e.getMessage().contains("'sparse'") && e.getMessage().contains("block16"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--steps", "ten"}));
-        assertTrue(e.getMessage().contains("--steps = ten") && e.getMessage().contains("integer"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--format", "nhwc"}));
-        assertTrue(e.getMessage().contains("--format = nhwc") && e.getMessage().contains("ncw"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[]{"--fast"}));
-        assertTrue(e.getMessage().contains("--fast"), e.getMessage());
-    }
+  @Test
+  void badOptionsAreRejectedNamingTheValue() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--steps", "2"}));
+    assertTrue(
+        e.getMessage().contains("--steps = 2") && e.getMessage().contains(">= 5"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--sparsity", "1.0"}));
+    assertTrue(e.getMessage().contains("--sparsity = 1.0"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--variants", "dense,sparse"}));
+    assertTrue(
+        e.getMessage().contains("'sparse'") && e.getMessage().contains("block16"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--steps", "ten"}));
+    assertTrue(
+        e.getMessage().contains("--steps = ten") && e.getMessage().contains("integer"),
+        e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--format", "nhwc"}));
+    assertTrue(
+        e.getMessage().contains("--format = nhwc") && e.getMessage().contains("ncw"),
+        e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[] {"--fast"}));
+    assertTrue(e.getMessage().contains("--fast"), e.getMessage());
+  }
 
-    @Test
-    void blockSparseVariantTrainsAndTimesEveryStep() throws Exception {
-        for (org.deeplearning4j.nn.conf.RNNFormat f : org.deeplearning4j.nn.conf.RNNFormat.values()) {
-            double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16", f);
-            assertEquals(4, ms.length);
-            for (double m : ms) {
-                assertTrue(m > 0 && Double.isFinite(m), "step time " + m + " " + f);
-            }
-        }
+  @Test
+  void blockSparseVariantTrainsAndTimesEveryStep() throws Exception {
+    for (org.deeplearning4j.nn.conf.RNNFormat f : org.deeplearning4j.nn.conf.RNNFormat.values()) {
+      double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16", f);
+      assertEquals(4, ms.length);
+      for (double m : ms) {
+        assertTrue(m > 0 && Double.isFinite(m), "step time " + m + " " + f);
+      }
     }
+  }
 }

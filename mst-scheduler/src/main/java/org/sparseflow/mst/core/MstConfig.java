@@ -1,12 +1,5 @@
 package org.sparseflow.mst.core;
 
-import org.nd4j.shade.jackson.databind.DeserializationFeature;
-import org.nd4j.shade.jackson.databind.JsonMappingException;
-import org.nd4j.shade.jackson.databind.JsonNode;
-import org.nd4j.shade.jackson.databind.ObjectMapper;
-import org.nd4j.shade.jackson.databind.SerializationFeature;
-import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -17,362 +10,558 @@ import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import org.nd4j.shade.jackson.databind.DeserializationFeature;
+import org.nd4j.shade.jackson.databind.JsonMappingException;
+import org.nd4j.shade.jackson.databind.JsonNode;
+import org.nd4j.shade.jackson.databind.ObjectMapper;
+import org.nd4j.shade.jackson.databind.SerializationFeature;
+import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
 
 /**
- * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and the attention
- * schedule. JSON/YAML via ND4J's shaded Jackson; this is also the schema of the {@code mst} section of
- * dl4j-sparse-layers' {@code SparsityConfig} (see {@link #fromJsonTree}). Presets ship in the jar:
- * {@link #preset(String)} with the names in {@link #PRESETS}.
+ * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and
+ * the attention schedule. JSON/YAML via ND4J's shaded Jackson; this is also the schema of the
+ * {@code mst} section of dl4j-sparse-layers' {@code SparsityConfig} (see {@link #fromJsonTree}).
+ * Presets ship in the jar: {@link #preset(String)} with the names in {@link #PRESETS}.
  */
 public final class MstConfig {
 
-    /** How the first mask is chosen. */
-    public enum InitialMask { RANDOM, MAGNITUDE }
+  /** How the first mask is chosen. */
+  public enum InitialMask {
+    RANDOM,
+    MAGNITUDE
+  }
 
-    public static final List<String> PRESETS = List.of("mst", "mst-local", "mst-gpt-mini", "mst-gpt-mini-block16", "rigl", "set", "gmp", "static", "dense");
+  public static final List<String> PRESETS =
+      List.of(
+          "mst",
+          "mst-local",
+          "mst-gpt-mini",
+          "mst-gpt-mini-block16",
+          "rigl",
+          "set",
+          "gmp",
+          "static",
+          "dense");
 
-    private static final ObjectMapper JSON = mapper(new ObjectMapper());
-    private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
+  private static final ObjectMapper JSON = mapper(new ObjectMapper());
+  private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
 
-    private String name = "custom";
-    private String description = "";
-    private String source = "";
-    private SparsitySchedule schedule = SparsitySchedule.constant(0.0);
-    private int deltaT = 100;
-    private int pruneInterval = 0;
-    private double updateScaleExponent = 0.0;
-    private double updateScaleMax = 10.0;
-    private double updateScaleFadeStart = 1.0;
-    private double updateScaleFadeEnd = 1.0;
-    private boolean resetBiasCorrection = false;
-    private DropFraction dropFraction = new DropFraction();
-    private GrowMode growMode = GrowMode.MIXED;
-    private double gradRandomRatio = 3.0;
-    private DensityAllocator.Kind distribution = DensityAllocator.Kind.ER;
-    private java.util.LinkedHashMap<String, Double> densityWeights = new java.util.LinkedHashMap<>();
-    private String pattern = "unstructured";
-    private InitialMask initialMask = InitialMask.RANDOM;
-    private boolean updateTopology = true;
-    private List<String> include = new ArrayList<>(List.of(".*"));
-    private List<String> exclude = new ArrayList<>();
-    private long seed = 42;
-    private AttentionSchedule attention = AttentionSchedule.dense();
+  private String name = "custom";
+  private String description = "";
+  private String source = "";
+  private SparsitySchedule schedule = SparsitySchedule.constant(0.0);
+  private int deltaT = 100;
+  private int pruneInterval = 0;
+  private double updateScaleExponent = 0.0;
+  private double updateScaleMax = 10.0;
+  private double updateScaleFadeStart = 1.0;
+  private double updateScaleFadeEnd = 1.0;
+  private boolean resetBiasCorrection = false;
+  private DropFraction dropFraction = new DropFraction();
+  private GrowMode growMode = GrowMode.MIXED;
+  private double gradRandomRatio = 3.0;
+  private DensityAllocator.Kind distribution = DensityAllocator.Kind.ER;
+  private java.util.LinkedHashMap<String, Double> densityWeights = new java.util.LinkedHashMap<>();
+  private String pattern = "unstructured";
+  private InitialMask initialMask = InitialMask.RANDOM;
+  private boolean updateTopology = true;
+  private List<String> include = new ArrayList<>(List.of(".*"));
+  private List<String> exclude = new ArrayList<>();
+  private long seed = 42;
+  private AttentionSchedule attention = AttentionSchedule.dense();
 
-    public MstConfig() {
+  public MstConfig() {}
+
+  private static ObjectMapper mapper(ObjectMapper m) {
+    m.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+    m.configure(SerializationFeature.INDENT_OUTPUT, true);
+    return m;
+  }
+
+  static ObjectMapper json() {
+    return JSON;
+  }
+
+  /**
+   * Validates every field and returns this; IllegalArgumentException names the field, value and
+   * what is allowed.
+   */
+  public MstConfig validate() {
+    if (schedule == null) {
+      throw Args.bad("schedule", null, "a sparsity schedule");
     }
-
-    private static ObjectMapper mapper(ObjectMapper m) {
-        m.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
-        m.configure(SerializationFeature.INDENT_OUTPUT, true);
-        return m;
+    schedule.validate();
+    if (deltaT < 1) {
+      throw Args.bad("deltaT", deltaT, "an integer >= 1 (steps between topology updates)");
     }
-
-    static ObjectMapper json() {
-        return JSON;
+    if (pruneInterval < 0) {
+      throw Args.bad(
+          "pruneInterval",
+          pruneInterval,
+          "an integer >= 0 (steps between magnitude-pruning steps while "
+              + "the sparsity target rises; 0 = only at topology updates)");
     }
-
-    /** Validates every field and returns this; IllegalArgumentException names the field, value and what is allowed. */
-    public MstConfig validate() {
-        if (schedule == null) {
-            throw Args.bad("schedule", null, "a sparsity schedule");
-        }
-        schedule.validate();
-        if (deltaT < 1) {
-            throw Args.bad("deltaT", deltaT, "an integer >= 1 (steps between topology updates)");
-        }
-        if (pruneInterval < 0) {
-            throw Args.bad("pruneInterval", pruneInterval, "an integer >= 0 (steps between magnitude-pruning steps while "
-                    + "the sparsity target rises; 0 = only at topology updates)");
-        }
-        if (!(updateScaleExponent >= 0 && updateScaleExponent <= 2)) {
-            throw Args.bad("updateScaleExponent", updateScaleExponent, "a number in [0, 2] (0 = off, 1 = SμPar's 1/density)");
-        }
-        if (!(updateScaleMax >= 1)) {
-            throw Args.bad("updateScaleMax", updateScaleMax, "a number >= 1 (cap on the update scale)");
-        }
-        if (!(updateScaleFadeStart >= 0 && updateScaleFadeStart <= 1)) {
-            throw Args.bad("updateScaleFadeStart", updateScaleFadeStart, "a fraction of the run in [0, 1]");
-        }
-        if (!(updateScaleFadeEnd >= updateScaleFadeStart && updateScaleFadeEnd <= 1)) {
-            throw Args.bad("updateScaleFadeEnd", updateScaleFadeEnd, "a fraction of the run in [updateScaleFadeStart = "
-                    + updateScaleFadeStart + ", 1]");
-        }
-        if (dropFraction == null) {
-            throw Args.bad("dropFraction", null, "a drop-fraction schedule");
-        }
-        dropFraction.validate();
-        if (growMode == null) {
-            throw Args.bad("growMode", null, java.util.Arrays.toString(GrowMode.values()));
-        }
-        if (!(gradRandomRatio >= 0)) {
-            throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
-        }
-        if (growMode == GrowMode.NONE && updateTopology && schedule.everDecreases()) {
-            throw Args.bad("growMode", growMode, "GRADIENT, RANDOM or MIXED: the schedule lowers sparsity, so "
-                    + "connections must be regrown");
-        }
-        if (densityWeights == null) {
-            throw Args.bad("densityWeights", null, "a map of layer-name regex -> weight (may be empty)");
-        }
-        for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
-            regex("densityWeights", e.getKey());
-            Double w = e.getValue();
-            if (w == null || !(w > 0) || w.isInfinite()) {
-                throw Args.bad("densityWeights[" + e.getKey() + "]", w, "a finite weight > 0");
-            }
-        }
-        MaskPattern.parse(pattern);
-        for (String r : include) {
-            regex("include", r);
-        }
-        for (String r : exclude) {
-            regex("exclude", r);
-        }
-        if (attention == null) {
-            throw Args.bad("attention", null, "an attention schedule");
-        }
-        attention.validateAgainst(schedule);
-        return this;
+    if (!(updateScaleExponent >= 0 && updateScaleExponent <= 2)) {
+      throw Args.bad(
+          "updateScaleExponent",
+          updateScaleExponent,
+          "a number in [0, 2] (0 = off, 1 = SμPar's 1/density)");
     }
-
-    private static Pattern regex(String field, String r) {
-        try {
-            return Pattern.compile(r);
-        } catch (PatternSyntaxException | NullPointerException e) {
-            throw Args.bad(field, r, "a Java regular expression");
-        }
+    if (!(updateScaleMax >= 1)) {
+      throw Args.bad("updateScaleMax", updateScaleMax, "a number >= 1 (cap on the update scale)");
     }
-
-    /** Whether a parameter name is selected by include/exclude. */
-    public boolean selects(String paramName) {
-        boolean in = include.stream().anyMatch(r -> regex("include", r).matcher(paramName).matches());
-        return in && exclude.stream().noneMatch(r -> regex("exclude", r).matcher(paramName).matches());
+    if (!(updateScaleFadeStart >= 0 && updateScaleFadeStart <= 1)) {
+      throw Args.bad(
+          "updateScaleFadeStart", updateScaleFadeStart, "a fraction of the run in [0, 1]");
     }
-
-    /** Copy with the run length set. */
-    public MstConfig withTotalSteps(long steps) {
-        MstConfig c = copy();
-        c.schedule = schedule.withTotalSteps(steps);
-        return c.validate();
+    if (!(updateScaleFadeEnd >= updateScaleFadeStart && updateScaleFadeEnd <= 1)) {
+      throw Args.bad(
+          "updateScaleFadeEnd",
+          updateScaleFadeEnd,
+          "a fraction of the run in [updateScaleFadeStart = " + updateScaleFadeStart + ", 1]");
     }
-
-    public MstConfig copy() {
-        return fromJson(toJson());
+    if (dropFraction == null) {
+      throw Args.bad("dropFraction", null, "a drop-fraction schedule");
     }
-
-    // ---- loading / saving ----
-
-    public static MstConfig preset(String presetName) {
-        if (presetName == null || !PRESETS.contains(presetName.toLowerCase(java.util.Locale.ROOT))) {
-            throw Args.bad("preset", presetName, PRESETS.toString());
-        }
-        String res = "/org/sparseflow/mst/presets/" + presetName.toLowerCase(java.util.Locale.ROOT) + ".yaml";
-        try (InputStream in = MstConfig.class.getResourceAsStream(res)) {
-            if (in == null) {
-                throw new IllegalStateException("preset resource missing from the jar: " + res);
-            }
-            return fromYaml(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + res, e);
-        }
+    dropFraction.validate();
+    if (growMode == null) {
+      throw Args.bad("growMode", null, java.util.Arrays.toString(GrowMode.values()));
     }
-
-    /** Loads a preset name, or a .yaml/.yml/.json file path. */
-    public static MstConfig load(String presetOrPath) {
-        if (PRESETS.contains(presetOrPath.toLowerCase(java.util.Locale.ROOT))) {
-            return preset(presetOrPath);
-        }
-        try {
-            String text = Files.readString(Path.of(presetOrPath));
-            return presetOrPath.endsWith(".json") ? fromJson(text) : fromYaml(text);
-        } catch (IOException e) {
-            throw Args.bad("mst config", presetOrPath, "a preset " + PRESETS + " or a readable YAML/JSON file ("
-                    + e.getMessage() + ")");
-        }
+    if (!(gradRandomRatio >= 0)) {
+      throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
     }
-
-    public static MstConfig fromYaml(String yaml) {
-        return read(YAML, yaml);
+    if (growMode == GrowMode.NONE && updateTopology && schedule.everDecreases()) {
+      throw Args.bad(
+          "growMode",
+          growMode,
+          "GRADIENT, RANDOM or MIXED: the schedule lowers sparsity, so "
+              + "connections must be regrown");
     }
-
-    public static MstConfig fromJson(String json) {
-        return read(JSON, json);
+    if (densityWeights == null) {
+      throw Args.bad("densityWeights", null, "a map of layer-name regex -> weight (may be empty)");
     }
-
-    /** From the opaque {@code mst} JSON tree of a SparsityConfig. */
-    public static MstConfig fromJsonTree(JsonNode node) {
-        try {
-            return JSON.treeToValue(node, MstConfig.class).validate();
-        } catch (IOException e) {
-            throw unwrap(e);
-        }
+    for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
+      regex("densityWeights", e.getKey());
+      Double w = e.getValue();
+      if (w == null || !(w > 0) || w.isInfinite()) {
+        throw Args.bad("densityWeights[" + e.getKey() + "]", w, "a finite weight > 0");
+      }
     }
-
-    /**
-     * The {@code mst} section of a dl4j-sparse-layers {@code SparsityConfig} (pass {@code config.getMst()}), or the
-     * named preset when the section is absent.
-     */
-    public static MstConfig fromSparsityConfigSection(JsonNode mstSection, String presetIfAbsent) {
-        return mstSection == null || mstSection.isNull() ? preset(presetIfAbsent) : fromJsonTree(mstSection);
+    MaskPattern.parse(pattern);
+    for (String r : include) {
+      regex("include", r);
     }
-
-    private static MstConfig read(ObjectMapper m, String text) {
-        try {
-            return m.readValue(text, MstConfig.class).validate();
-        } catch (IOException e) {
-            throw unwrap(e);
-        }
+    for (String r : exclude) {
+      regex("exclude", r);
     }
-
-    private static IllegalArgumentException unwrap(IOException e) {
-        Throwable t = e;
-        while (t != null) {
-            if (t instanceof IllegalArgumentException) {
-                return (IllegalArgumentException) t;
-            }
-            t = t.getCause();
-        }
-        String msg = e instanceof JsonMappingException ? ((JsonMappingException) e).getOriginalMessage() : e.getMessage();
-        return new IllegalArgumentException("invalid MST config: " + msg, e);
+    if (attention == null) {
+      throw Args.bad("attention", null, "an attention schedule");
     }
+    attention.validateAgainst(schedule);
+    return this;
+  }
 
-    public String toJson() {
-        try {
-            return JSON.writeValueAsString(this);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+  private static Pattern regex(String field, String r) {
+    try {
+      return Pattern.compile(r);
+    } catch (PatternSyntaxException | NullPointerException e) {
+      throw Args.bad(field, r, "a Java regular expression");
     }
+  }
 
-    public String toYaml() {
-        try {
-            return YAML.writeValueAsString(this);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+  /** Whether a parameter name is selected by include/exclude. */
+  public boolean selects(String paramName) {
+    boolean in = include.stream().anyMatch(r -> regex("include", r).matcher(paramName).matches());
+    return in && exclude.stream().noneMatch(r -> regex("exclude", r).matcher(paramName).matches());
+  }
+
+  /** Copy with the run length set. */
+  public MstConfig withTotalSteps(long steps) {
+    MstConfig c = copy();
+    c.schedule = schedule.withTotalSteps(steps);
+    return c.validate();
+  }
+
+  public MstConfig copy() {
+    return fromJson(toJson());
+  }
+
+  // ---- loading / saving ----
+
+  public static MstConfig preset(String presetName) {
+    if (presetName == null || !PRESETS.contains(presetName.toLowerCase(java.util.Locale.ROOT))) {
+      throw Args.bad("preset", presetName, PRESETS.toString());
     }
-
-    // ---- bean accessors (enum setters take strings so bad values get a clear message) ----
-    public String getName() { return name; }
-    public void setName(String v) { name = v; }
-    public String getDescription() { return description; }
-    public void setDescription(String v) { description = v; }
-    public String getSource() { return source; }
-    public void setSource(String v) { source = v; }
-    public SparsitySchedule getSchedule() { return schedule; }
-    public void setSchedule(SparsitySchedule v) { schedule = v; }
-    public int getDeltaT() { return deltaT; }
-    public void setDeltaT(int v) { deltaT = v; }
-    /**
-     * Steps between prune-only steps while the schedule's target rises (warm-up): the target is applied by magnitude
-     * pruning, without regrowth or a dense gradient, every {@code pruneInterval} steps between topology updates, so
-     * the ramp is followed at Zhu &amp; Gupta's pruning frequency rather than at ΔT. 0 (default): only at topology updates.
-     */
-    public int getPruneInterval() { return pruneInterval; }
-    public void setPruneInterval(int v) { pruneInterval = v; }
-    /**
-     * α of the density-aware update scale: every optimizer update of a sparse weight is multiplied by
-     * min({@link #getUpdateScaleMax()}, density^-α), density being the layer's current mask density. With Adam a
-     * layer's output moves in proportion to lr times its active fan-in, so at density 0.1 a sparse layer learns about
-     * 10x slower in function space than the dense one; α = 1 is SμPar's Adam learning-rate rule for sparse hidden
-     * weights (Dey et al. 2024, arXiv 2405.15743). 0 (default): off.
-     */
-    public double getUpdateScaleExponent() { return updateScaleExponent; }
-    public void setUpdateScaleExponent(double v) { updateScaleExponent = v; }
-    public double getUpdateScaleMax() { return updateScaleMax; }
-    public void setUpdateScaleMax(double v) { updateScaleMax = v; }
-    /**
-     * Fade of the update scale: α applies in full before this fraction of the run, then falls linearly to 0 at
-     * {@link #getUpdateScaleFadeEnd()} (sparse weights then step with the optimizer's own rate, as the dense weights
-     * do). Default 1 (no fade).
-     */
-    public double getUpdateScaleFadeStart() { return updateScaleFadeStart; }
-    public void setUpdateScaleFadeStart(double v) { updateScaleFadeStart = v; }
-    /** Fraction of the run at which a fading update scale reaches α = 0 (scale 1); default 1. */
-    public double getUpdateScaleFadeEnd() { return updateScaleFadeEnd; }
-    public void setUpdateScaleFadeEnd(double v) { updateScaleFadeEnd = v; }
-
-    /**
-     * Whether Adam's bias correction of a weight whose optimizer state MST reset (grown or pruned) counts from the
-     * reset instead of from the start of the run (the listener rescales the update of such weights; Adam only).
-     * Without it a regrown weight's first updates are 3-6x the learning rate: its fresh moments are divided by the
-     * run's bias corrections, which are ~1 late in a run. Default false.
-     */
-    public boolean isResetBiasCorrection() { return resetBiasCorrection; }
-    public void setResetBiasCorrection(boolean v) { resetBiasCorrection = v; }
-
-    /** α of the update scale at step t of a run of totalSteps steps (the fade applied). */
-    public double updateScaleExponentAt(long t, long totalSteps) {
-        double f = totalSteps <= 0 ? 0 : (double) t / totalSteps;
-        if (updateScaleExponent == 0 || f < updateScaleFadeStart) {
-            return updateScaleExponent;
-        }
-        if (f >= updateScaleFadeEnd) {
-            return 0.0;
-        }
-        return updateScaleExponent * (updateScaleFadeEnd - f) / (updateScaleFadeEnd - updateScaleFadeStart);
+    String res =
+        "/org/sparseflow/mst/presets/" + presetName.toLowerCase(java.util.Locale.ROOT) + ".yaml";
+    try (InputStream in = MstConfig.class.getResourceAsStream(res)) {
+      if (in == null) {
+        throw new IllegalStateException("preset resource missing from the jar: " + res);
+      }
+      return fromYaml(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + res, e);
     }
-    public DropFraction getDropFraction() { return dropFraction; }
-    public void setDropFraction(DropFraction v) { dropFraction = v; }
-    public GrowMode getGrowMode() { return growMode; }
-    public void setGrowMode(String v) { growMode = Args.parseEnum(GrowMode.class, "growMode", v); }
-    public double getGradRandomRatio() { return gradRandomRatio; }
-    public void setGradRandomRatio(double v) { gradRandomRatio = v; }
-    public DensityAllocator.Kind getDistribution() { return distribution; }
-    public void setDistribution(String v) { distribution = Args.parseEnum(DensityAllocator.Kind.class, "distribution", v); }
-    /**
-     * Per-layer weights on the distribution's share (layer-name regex -> weight, first match wins, default 1):
-     * density_l ∝ weight_l · share_l, within the same global budget (DensityAllocator). Default empty.
-     */
-    public java.util.LinkedHashMap<String, Double> getDensityWeights() { return densityWeights; }
-    public void setDensityWeights(java.util.LinkedHashMap<String, Double> v) { densityWeights = v; }
+  }
 
-    /** The density weight of a layer: the first matching {@link #getDensityWeights()} entry, else 1. */
-    public double densityWeightOf(String layer) {
-        for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
-            if (regex("densityWeights", e.getKey()).matcher(layer).matches()) {
-                return e.getValue();
-            }
-        }
-        return 1.0;
+  /** Loads a preset name, or a .yaml/.yml/.json file path. */
+  public static MstConfig load(String presetOrPath) {
+    if (PRESETS.contains(presetOrPath.toLowerCase(java.util.Locale.ROOT))) {
+      return preset(presetOrPath);
     }
-
-    public String getPattern() { return pattern; }
-    public void setPattern(String v) { pattern = v; }
-    public InitialMask getInitialMask() { return initialMask; }
-    public void setInitialMask(String v) { initialMask = Args.parseEnum(InitialMask.class, "initialMask", v); }
-    public boolean isUpdateTopology() { return updateTopology; }
-    public void setUpdateTopology(boolean v) { updateTopology = v; }
-    public List<String> getInclude() { return include; }
-    public void setInclude(List<String> v) { include = v; }
-    public List<String> getExclude() { return exclude; }
-    public void setExclude(List<String> v) { exclude = v; }
-    public long getSeed() { return seed; }
-    public void setSeed(long v) { seed = v; }
-    public AttentionSchedule getAttention() { return attention; }
-    public void setAttention(AttentionSchedule v) { attention = v; }
-
-    @Override
-    public boolean equals(Object o) {
-        if (!(o instanceof MstConfig)) {
-            return false;
-        }
-        MstConfig c = (MstConfig) o;
-        return Objects.equals(name, c.name) && Objects.equals(description, c.description)
-                && Objects.equals(source, c.source) && Objects.equals(schedule, c.schedule) && deltaT == c.deltaT
-                && pruneInterval == c.pruneInterval && updateScaleExponent == c.updateScaleExponent
-                && updateScaleMax == c.updateScaleMax && updateScaleFadeStart == c.updateScaleFadeStart
-                && updateScaleFadeEnd == c.updateScaleFadeEnd && resetBiasCorrection == c.resetBiasCorrection
-                && Objects.equals(dropFraction, c.dropFraction) && growMode == c.growMode
-                && gradRandomRatio == c.gradRandomRatio && distribution == c.distribution
-                && Objects.equals(densityWeights, c.densityWeights)
-                && Objects.equals(pattern, c.pattern) && initialMask == c.initialMask
-                && updateTopology == c.updateTopology && Objects.equals(include, c.include)
-                && Objects.equals(exclude, c.exclude) && seed == c.seed && Objects.equals(attention, c.attention);
+    try {
+      String text = Files.readString(Path.of(presetOrPath));
+      return presetOrPath.endsWith(".json") ? fromJson(text) : fromYaml(text);
+    } catch (IOException e) {
+      throw Args.bad(
+          "mst config",
+          presetOrPath,
+          "a preset " + PRESETS + " or a readable YAML/JSON file (" + e.getMessage() + ")");
     }
+  }
 
-    @Override
-    public int hashCode() {
-        return Objects.hash(name, schedule, deltaT, dropFraction, growMode, pattern, seed);
+  public static MstConfig fromYaml(String yaml) {
+    return read(YAML, yaml);
+  }
+
+  public static MstConfig fromJson(String json) {
+    return read(JSON, json);
+  }
+
+  /** From the opaque {@code mst} JSON tree of a SparsityConfig. */
+  public static MstConfig fromJsonTree(JsonNode node) {
+    try {
+      return JSON.treeToValue(node, MstConfig.class).validate();
+    } catch (IOException e) {
+      throw unwrap(e);
     }
+  }
+
+  /**
+   * The {@code mst} section of a dl4j-sparse-layers {@code SparsityConfig} (pass {@code
+   * config.getMst()}), or the named preset when the section is absent.
+   */
+  public static MstConfig fromSparsityConfigSection(JsonNode mstSection, String presetIfAbsent) {
+    return mstSection == null || mstSection.isNull()
+        ? preset(presetIfAbsent)
+        : fromJsonTree(mstSection);
+  }
+
+  private static MstConfig read(ObjectMapper m, String text) {
+    try {
+      return m.readValue(text, MstConfig.class).validate();
+    } catch (IOException e) {
+      throw unwrap(e);
+    }
+  }
+
+  private static IllegalArgumentException unwrap(IOException e) {
+    Throwable t = e;
+    while (t != null) {
+      if (t instanceof IllegalArgumentException) {
+        return (IllegalArgumentException) t;
+      }
+      t = t.getCause();
+    }
+    String msg =
+        e instanceof JsonMappingException
+            ? ((JsonMappingException) e).getOriginalMessage()
+            : e.getMessage();
+    return new IllegalArgumentException("invalid MST config: " + msg, e);
+  }
+
+  public String toJson() {
+    try {
+      return JSON.writeValueAsString(this);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public String toYaml() {
+    try {
+      return YAML.writeValueAsString(this);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  // ---- bean accessors (enum setters take strings so bad values get a clear message) ----
+  public String getName() {
+    return name;
+  }
+
+  public void setName(String v) {
+    name = v;
+  }
+
+  public String getDescription() {
+    return description;
+  }
+
+  public void setDescription(String v) {
+    description = v;
+  }
+
+  public String getSource() {
+    return source;
+  }
+
+  public void setSource(String v) {
+    source = v;
+  }
+
+  public SparsitySchedule getSchedule() {
+    return schedule;
+  }
+
+  public void setSchedule(SparsitySchedule v) {
+    schedule = v;
+  }
+
+  public int getDeltaT() {
+    return deltaT;
+  }
+
+  public void setDeltaT(int v) {
+    deltaT = v;
+  }
+
+  /**
+   * Steps between prune-only steps while the schedule's target rises (warm-up): the target is
+   * applied by magnitude pruning, without regrowth or a dense gradient, every {@code pruneInterval}
+   * steps between topology updates, so the ramp is followed at Zhu &amp; Gupta's pruning frequency
+   * rather than at ΔT. 0 (default): only at topology updates.
+   */
+  public int getPruneInterval() {
+    return pruneInterval;
+  }
+
+  public void setPruneInterval(int v) {
+    pruneInterval = v;
+  }
+
+  /**
+   * α of the density-aware update scale: every optimizer update of a sparse weight is multiplied by
+   * min({@link #getUpdateScaleMax()}, density^-α), density being the layer's current mask density.
+   * With Adam a layer's output moves in proportion to lr times its active fan-in, so at density 0.1
+   * a sparse layer learns about 10x slower in function space than the dense one; α = 1 is SμPar's
+   * Adam learning-rate rule for sparse hidden weights (Dey et al. 2024, arXiv 2405.15743). 0
+   * (default): off.
+   */
+  public double getUpdateScaleExponent() {
+    return updateScaleExponent;
+  }
+
+  public void setUpdateScaleExponent(double v) {
+    updateScaleExponent = v;
+  }
+
+  public double getUpdateScaleMax() {
+    return updateScaleMax;
+  }
+
+  public void setUpdateScaleMax(double v) {
+    updateScaleMax = v;
+  }
+
+  /**
+   * Fade of the update scale: α applies in full before this fraction of the run, then falls
+   * linearly to 0 at {@link #getUpdateScaleFadeEnd()} (sparse weights then step with the
+   * optimizer's own rate, as the dense weights do). Default 1 (no fade).
+   */
+  public double getUpdateScaleFadeStart() {
+    return updateScaleFadeStart;
+  }
+
+  public void setUpdateScaleFadeStart(double v) {
+    updateScaleFadeStart = v;
+  }
+
+  /** Fraction of the run at which a fading update scale reaches α = 0 (scale 1); default 1. */
+  public double getUpdateScaleFadeEnd() {
+    return updateScaleFadeEnd;
+  }
+
+  public void setUpdateScaleFadeEnd(double v) {
+    updateScaleFadeEnd = v;
+  }
+
+  /**
+   * Whether Adam's bias correction of a weight whose optimizer state MST reset (grown or pruned)
+   * counts from the reset instead of from the start of the run (the listener rescales the update of
+   * such weights; Adam only). Without it a regrown weight's first updates are 3-6x the learning
+   * rate: its fresh moments are divided by the run's bias corrections, which are ~1 late in a run.
+   * Default false.
+   */
+  public boolean isResetBiasCorrection() {
+    return resetBiasCorrection;
+  }
+
+  public void setResetBiasCorrection(boolean v) {
+    resetBiasCorrection = v;
+  }
+
+  /** α of the update scale at step t of a run of totalSteps steps (the fade applied). */
+  public double updateScaleExponentAt(long t, long totalSteps) {
+    double f = totalSteps <= 0 ? 0 : (double) t / totalSteps;
+    if (updateScaleExponent == 0 || f < updateScaleFadeStart) {
+      return updateScaleExponent;
+    }
+    if (f >= updateScaleFadeEnd) {
+      return 0.0;
+    }
+    return updateScaleExponent
+        * (updateScaleFadeEnd - f)
+        / (updateScaleFadeEnd - updateScaleFadeStart);
+  }
+
+  public DropFraction getDropFraction() {
+    return dropFraction;
+  }
+
+  public void setDropFraction(DropFraction v) {
+    dropFraction = v;
+  }
+
+  public GrowMode getGrowMode() {
+    return growMode;
+  }
+
+  public void setGrowMode(String v) {
+    growMode = Args.parseEnum(GrowMode.class, "growMode", v);
+  }
+
+  public double getGradRandomRatio() {
+    return gradRandomRatio;
+  }
+
+  public void setGradRandomRatio(double v) {
+    gradRandomRatio = v;
+  }
+
+  public DensityAllocator.Kind getDistribution() {
+    return distribution;
+  }
+
+  public void setDistribution(String v) {
+    distribution = Args.parseEnum(DensityAllocator.Kind.class, "distribution", v);
+  }
+
+  /**
+   * Per-layer weights on the distribution's share (layer-name regex -> weight, first match wins,
+   * default 1): density_l ∝ weight_l · share_l, within the same global budget (DensityAllocator).
+   * Default empty.
+   */
+  public java.util.LinkedHashMap<String, Double> getDensityWeights() {
+    return densityWeights;
+  }
+
+  public void setDensityWeights(java.util.LinkedHashMap<String, Double> v) {
+    densityWeights = v;
+  }
+
+  /**
+   * The density weight of a layer: the first matching {@link #getDensityWeights()} entry, else 1.
+   */
+  public double densityWeightOf(String layer) {
+    for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
+      if (regex("densityWeights", e.getKey()).matcher(layer).matches()) {
+        return e.getValue();
+      }
+    }
+    return 1.0;
+  }
+
+  public String getPattern() {
+    return pattern;
+  }
+
+  public void setPattern(String v) {
+    pattern = v;
+  }
+
+  public InitialMask getInitialMask() {
+    return initialMask;
+  }
+
+  public void setInitialMask(String v) {
+    initialMask = Args.parseEnum(InitialMask.class, "initialMask", v);
+  }
+
+  public boolean isUpdateTopology() {
+    return updateTopology;
+  }
+
+  public void setUpdateTopology(boolean v) {
+    updateTopology = v;
+  }
+
+  public List<String> getInclude() {
+    return include;
+  }
+
+  public void setInclude(List<String> v) {
+    include = v;
+  }
+
+  public List<String> getExclude() {
+    return exclude;
+  }
+
+  public void setExclude(List<String> v) {
+    exclude = v;
+  }
+
+  public long getSeed() {
+    return seed;
+  }
+
+  public void setSeed(long v) {
+    seed = v;
+  }
+
+  public AttentionSchedule getAttention() {
+    return attention;
+  }
+
+  public void setAttention(AttentionSchedule v) {
+    attention = v;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof MstConfig)) {
+      return false;
+    }
+    MstConfig c = (MstConfig) o;
+    return Objects.equals(name, c.name)
+        && Objects.equals(description, c.description)
+        && Objects.equals(source, c.source)
+        && Objects.equals(schedule, c.schedule)
+        && deltaT == c.deltaT
+        && pruneInterval == c.pruneInterval
+        && updateScaleExponent == c.updateScaleExponent
+        && updateScaleMax == c.updateScaleMax
+        && updateScaleFadeStart == c.updateScaleFadeStart
+        && updateScaleFadeEnd == c.updateScaleFadeEnd
+        && resetBiasCorrection == c.resetBiasCorrection
+        && Objects.equals(dropFraction, c.dropFraction)
+        && growMode == c.growMode
+        && gradRandomRatio == c.gradRandomRatio
+        && distribution == c.distribution
+        && Objects.equals(densityWeights, c.densityWeights)
+        && Objects.equals(pattern, c.pattern)
+        && initialMask == c.initialMask
+        && updateTopology == c.updateTopology
+        && Objects.equals(include, c.include)
+        && Objects.equals(exclude, c.exclude)
+        && seed == c.seed
+        && Objects.equals(attention, c.attention);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(name, schedule, deltaT, dropFraction, growMode, pattern, seed);
+  }
 }

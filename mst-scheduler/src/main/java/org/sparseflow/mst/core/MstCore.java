@@ -11,515 +11,601 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The framework-free MST engine shared by the DL4J and SameDiff listeners. The adapters register the sparse
- * weights, call {@link #initialize} once, then per optimizer step:
+ * The framework-free MST engine shared by the DL4J and SameDiff listeners. The adapters register
+ * the sparse weights, call {@link #initialize} once, then per optimizer step:
+ *
  * <ol>
- *   <li>before the backward pass: {@link #isTopologyStep(long)} tells whether a dense gradient is needed;</li>
- *   <li>after the optimizer step: {@link #stepDone} (FLOP accounting), then, when {@link #isMaskStep(long)},
- *   {@link #updateMasks} with the weights and dense gradients (a topology update, or a prune-only step of a rising
- *   warm-up target); the adapter applies the returned masks, zeroes newly active weights and resets their
- *   optimizer state.</li>
+ *   <li>before the backward pass: {@link #isTopologyStep(long)} tells whether a dense gradient is
+ *       needed;
+ *   <li>after the optimizer step: {@link #stepDone} (FLOP accounting), then, when {@link
+ *       #isMaskStep(long)}, {@link #updateMasks} with the weights and dense gradients (a topology
+ *       update, or a prune-only step of a rising warm-up target); the adapter applies the returned
+ *       masks, zeroes newly active weights and resets their optimizer state.
  * </ol>
- * Step numbers are 0-based counts of optimizer steps; after step t has run, {@link #step()} = t + 1.
- * A topology update runs after step t when (t + 1) is a multiple of ΔT and t + 1 &lt; totalSteps.
- * Per-layer targets at an update are the allocation (ER/ERK/uniform) of the schedule's global target at t + 1.
+ *
+ * Step numbers are 0-based counts of optimizer steps; after step t has run, {@link #step()} = t +
+ * 1. A topology update runs after step t when (t + 1) is a multiple of ΔT and t + 1 &lt;
+ * totalSteps. Per-layer targets at an update are the allocation (ER/ERK/uniform) of the schedule's
+ * global target at t + 1.
  */
 public final class MstCore {
-    private final MstConfig config;
-    private final MaskPattern pattern;
-    private final SplitMix64 rng;
-    private final Map<String, int[]> shapes = new LinkedHashMap<>();
-    private final Map<String, LayerMask> masks = new LinkedHashMap<>();
-    private final List<Consumer<UpdateRecord>> recordListeners = new ArrayList<>();
-    private FlopCounter flopCounter;
-    private Map<String, String> flopNames = new HashMap<>();
-    private int attentionLayers;
-    private long step;
-    private double cumFlops;
-    private double cumDense;
-    private long updates;
-    private double lastLoss = Double.NaN;
-    private boolean initialized;
-    /** Per layer and unit: index into resetEventSteps of the unit's last optimizer-state reset (-1: never). */
-    private final Map<String, int[]> unitResetEvent = new LinkedHashMap<>();
-    /** Steps after which some unit's optimizer state was reset, ascending. */
-    private final List<Integer> resetEventSteps = new ArrayList<>();
+  private final MstConfig config;
+  private final MaskPattern pattern;
+  private final SplitMix64 rng;
+  private final Map<String, int[]> shapes = new LinkedHashMap<>();
+  private final Map<String, LayerMask> masks = new LinkedHashMap<>();
+  private final List<Consumer<UpdateRecord>> recordListeners = new ArrayList<>();
+  private FlopCounter flopCounter;
+  private Map<String, String> flopNames = new HashMap<>();
+  private int attentionLayers;
+  private long step;
+  private double cumFlops;
+  private double cumDense;
+  private long updates;
+  private double lastLoss = Double.NaN;
+  private boolean initialized;
 
-    /** @param config validated config whose schedule has totalSteps set (see {@link MstConfig#withTotalSteps}) */
-    public MstCore(MstConfig config) {
-        config.validate();
-        if (config.getSchedule().getTotalSteps() <= 0) {
-            throw Args.bad("schedule.totalSteps", config.getSchedule().getTotalSteps(),
-                    "the run length in steps (use MstConfig.withTotalSteps(n))");
+  /**
+   * Per layer and unit: index into resetEventSteps of the unit's last optimizer-state reset (-1:
+   * never).
+   */
+  private final Map<String, int[]> unitResetEvent = new LinkedHashMap<>();
+
+  /** Steps after which some unit's optimizer state was reset, ascending. */
+  private final List<Integer> resetEventSteps = new ArrayList<>();
+
+  /**
+   * @param config validated config whose schedule has totalSteps set (see {@link
+   *     MstConfig#withTotalSteps})
+   */
+  public MstCore(MstConfig config) {
+    config.validate();
+    if (config.getSchedule().getTotalSteps() <= 0) {
+      throw Args.bad(
+          "schedule.totalSteps",
+          config.getSchedule().getTotalSteps(),
+          "the run length in steps (use MstConfig.withTotalSteps(n))");
+    }
+    this.config = config;
+    this.pattern = MaskPattern.parse(config.getPattern());
+    this.rng = new SplitMix64(config.getSeed());
+  }
+
+  public MstConfig config() {
+    return config;
+  }
+
+  /** Registers a sparse weight [rows, cols] (rows = nIn). */
+  public void register(String name, int rows, int cols) {
+    if (initialized) {
+      throw new IllegalStateException("register(" + name + ") after initialize()");
+    }
+    pattern.checkShape(name, rows, cols);
+    shapes.put(name, new int[] {rows, cols});
+  }
+
+  /**
+   * FLOP model; {@code names} maps registered weight names to the counter's linear names (identity
+   * if absent).
+   */
+  public void setFlopCounter(FlopCounter counter, Map<String, String> names) {
+    this.flopCounter = counter;
+    this.flopNames = names == null ? new HashMap<>() : new HashMap<>(names);
+  }
+
+  public void setAttentionLayers(int n) {
+    this.attentionLayers = n;
+  }
+
+  public void addRecordListener(Consumer<UpdateRecord> l) {
+    recordListeners.add(l);
+  }
+
+  public Set<String> layers() {
+    return Collections.unmodifiableSet(shapes.keySet());
+  }
+
+  /** Per-layer target sparsity for a global target. */
+  public Map<String, Double> layerTargets(double globalSparsity) {
+    Map<String, Double> fixed = new HashMap<>();
+    if (pattern.kind() == MaskPattern.Kind.NM) {
+      for (String k : shapes.keySet()) {
+        fixed.put(k, pattern.fixedDensity());
+      }
+    }
+    Map<String, Double> weights = new HashMap<>();
+    for (String k : shapes.keySet()) {
+      weights.put(k, config.densityWeightOf(k));
+    }
+    Map<String, Double> d =
+        DensityAllocator.allocate(
+            shapes, fixed, 1.0 - globalSparsity, config.getDistribution(), weights);
+    Map<String, Double> s = new LinkedHashMap<>();
+    d.forEach((k, v) -> s.put(k, Math.max(0.0, Math.min(1.0 - 1e-12, 1.0 - v))));
+    return s;
+  }
+
+  /**
+   * Creates the first masks at the schedule's sparsity at step 0 (random or by magnitude, per
+   * config).
+   *
+   * @param weights name -> row-major weights (needed for MAGNITUDE; may be null for RANDOM)
+   * @return the masks, in registration order
+   */
+  public Map<String, LayerMask> initialize(Map<String, float[]> weights) {
+    Map<String, Double> targets = layerTargets(config.getSchedule().sparsityAt(0));
+    for (Map.Entry<String, int[]> e : shapes.entrySet()) {
+      String k = e.getKey();
+      int r = e.getValue()[0];
+      int c = e.getValue()[1];
+      double dens = 1.0 - targets.get(k);
+      LayerMask m;
+      if (config.getInitialMask() == MstConfig.InitialMask.MAGNITUDE
+          && pattern.kind() != MaskPattern.Kind.NM) {
+        float[] w = weights == null ? null : weights.get(k);
+        if (w == null) {
+          throw Args.bad("weights of " + k, null, "the weights (initialMask = MAGNITUDE)");
         }
-        this.config = config;
-        this.pattern = MaskPattern.parse(config.getPattern());
-        this.rng = new SplitMix64(config.getSeed());
+        m =
+            TopologyUpdater.update(
+                    LayerMask.dense(k, r, c, pattern),
+                    w,
+                    null,
+                    targets.get(k),
+                    0.0,
+                    GrowMode.NONE,
+                    0,
+                    rng)
+                .mask;
+      } else {
+        m = LayerMask.random(k, r, c, pattern, dens, rng);
+      }
+      masks.put(k, m);
     }
+    initialized = true;
+    return Collections.unmodifiableMap(masks);
+  }
 
-    public MstConfig config() {
-        return config;
+  public Map<String, LayerMask> masks() {
+    return Collections.unmodifiableMap(masks);
+  }
+
+  public long step() {
+    return step;
+  }
+
+  public Phase phase() {
+    return config.getSchedule().phaseAt(step);
+  }
+
+  public boolean isTopologyStep(long t) {
+    long total = config.getSchedule().getTotalSteps();
+    return config.isUpdateTopology()
+        && !masks.isEmpty()
+        && (t + 1) % config.getDeltaT() == 0
+        && t + 1 < total;
+  }
+
+  /**
+   * Whether a prune-only step follows step t: {@code pruneInterval > 0}, (t + 1) is a multiple of
+   * it, no topology update runs after t, and the schedule's target rose over the last interval
+   * (warm-up). N:M patterns have a fixed density and never prune here.
+   */
+  public boolean isPruneStep(long t) {
+    int k = config.getPruneInterval();
+    long total = config.getSchedule().getTotalSteps();
+    if (k <= 0
+        || !config.isUpdateTopology()
+        || masks.isEmpty()
+        || pattern.kind() == MaskPattern.Kind.NM
+        || (t + 1) % k != 0
+        || t + 1 >= total
+        || isTopologyStep(t)) {
+      return false;
     }
+    SparsitySchedule s = config.getSchedule();
+    return s.sparsityAt(t + 1) > s.sparsityAt(Math.max(0, t + 1 - k));
+  }
 
-    /** Registers a sparse weight [rows, cols] (rows = nIn). */
-    public void register(String name, int rows, int cols) {
-        if (initialized) {
-            throw new IllegalStateException("register(" + name + ") after initialize()");
+  /**
+   * Runs the prune-only step that follows step t ({@code step() == t + 1}, {@link
+   * #isPruneStep(long)} true): every layer below its allocated share of the schedule's target at t
+   * + 1 drops its smallest-magnitude units (no regrowth, no gradient, no random choice); the others
+   * keep their mask. Logged with {@code kind = "prune"}.
+   *
+   * @param weights name -> row-major weights after step t
+   */
+  public Map<String, TopologyUpdater.Result> pruneToSchedule(long t, Map<String, float[]> weights) {
+    if (step != t + 1) {
+      throw new IllegalStateException("pruneToSchedule(" + t + ") must follow stepDone(" + t + ")");
+    }
+    double global = config.getSchedule().sparsityAt(t + 1);
+    Map<String, Double> targets = layerTargets(global);
+    Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
+    UpdateRecord rec = new UpdateRecord();
+    rec.kind = UpdateRecord.PRUNE;
+    for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
+      String k = e.getKey();
+      TopologyUpdater.Result r =
+          TopologyUpdater.update(
+              e.getValue(), weights.get(k), null, targets.get(k), 0.0, GrowMode.NONE, 0, rng);
+      out.put(k, r);
+      e.setValue(r.mask);
+      noteReset(k, r, t);
+      rec.pruned.put(k, r.pruned);
+      rec.grown.put(k, 0L);
+      rec.prunedTotal += r.pruned;
+    }
+    fillRecord(rec, t + 1, global, 0.0);
+    return out;
+  }
+
+  /** Whether masks may change after step t: a topology update or a prune-only step follows it. */
+  public boolean isMaskStep(long t) {
+    return isTopologyStep(t) || isPruneStep(t);
+  }
+
+  /**
+   * The mask change that follows step t: {@link #updateTopology} on topology steps, else {@link
+   * #pruneToSchedule}.
+   *
+   * @param grads dense gradients of step t (used by topology updates only; may be null for RANDOM)
+   */
+  public Map<String, TopologyUpdater.Result> updateMasks(
+      long t, Map<String, float[]> weights, Map<String, float[]> grads) {
+    return isTopologyStep(t) ? updateTopology(t, weights, grads) : pruneToSchedule(t, weights);
+  }
+
+  /**
+   * Factor for this step's optimizer update of weight {@code name}: min(max, density^-α), α faded
+   * per {@link MstConfig#updateScaleExponentAt}; 1 when off.
+   */
+  public double updateScale(String name) {
+    double a = config.updateScaleExponentAt(step, config.getSchedule().getTotalSteps());
+    LayerMask m = masks.get(name);
+    if (a == 0 || m == null || m.density() <= 0) {
+      return 1.0;
+    }
+    return Math.min(config.getUpdateScaleMax(), Math.pow(m.density(), -a));
+  }
+
+  /**
+   * Records the units whose mask changed after step t (their optimizer state is reset by the
+   * adapter).
+   */
+  private void noteReset(String name, TopologyUpdater.Result r, long t) {
+    if (!config.isResetBiasCorrection()
+        || r.newlyActiveElements.length + r.newlyInactiveElements.length == 0) {
+      return;
+    }
+    if (resetEventSteps.isEmpty() || resetEventSteps.get(resetEventSteps.size() - 1) != t) {
+      resetEventSteps.add((int) t);
+    }
+    int event = resetEventSteps.size() - 1;
+    LayerMask m = r.mask;
+    int[] u =
+        unitResetEvent.computeIfAbsent(
+            name,
+            k -> {
+              int[] a = new int[m.unitCount()];
+              java.util.Arrays.fill(a, -1);
+              return a;
+            });
+    int cols = m.cols();
+    for (int e : r.newlyActiveElements) {
+      u[m.unitOf(e / cols, e % cols)] = event;
+    }
+    for (int e : r.newlyInactiveElements) {
+      u[m.unitOf(e / cols, e % cols)] = event;
+    }
+  }
+
+  /**
+   * Per-element factors (row-major [rows, cols]) that turn Adam's update at step {@code t} into the
+   * update of a freshly started Adam for every weight whose optimizer state was reset
+   * (MstConfig#isResetBiasCorrection), or null when no weight of {@code name} has been reset. Adam
+   * divides its moments by the bias corrections 1 - β^(t+1) of the global step; a state reset after
+   * step r has seen only k = t - r gradients, so its moments are too small by 1 - β^k and its
+   * update is off by up to ~6x (β1 0.9, β2 0.999, k ~ 10). The factor is [sqrt(1 - β2^k) / (1 -
+   * β1^k)] / [sqrt(1 - β2^(t+1)) / (1 - β1^(t+1))]; 1 for weights never reset.
+   */
+  public float[] resetCorrection(String name, long t, double beta1, double beta2) {
+    float[] unit = resetUnitCorrection(name, t, beta1, beta2);
+    return unit == null ? null : unitsToElements(name, unit);
+  }
+
+  /**
+   * Expands per-unit values of layer {@code name} (blocks or elements) to its row-major [rows,
+   * cols] elements.
+   */
+  public float[] unitsToElements(String name, float[] perUnit) {
+    LayerMask m = masks.get(name);
+    if (m.pattern().kind() != MaskPattern.Kind.BLOCK) {
+      return perUnit.clone();
+    }
+    int rows = m.rows(), cols = m.cols();
+    int b = m.pattern().blockSize();
+    int blockCols = cols / b;
+    float[] out = new float[rows * cols];
+    for (int r = 0; r < rows; r++) {
+      int unitRow = (r / b) * blockCols;
+      for (int bc = 0; bc < blockCols; bc++) {
+        java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * As {@link #resetCorrection} but per mask unit (blocks for blockB patterns, elements otherwise),
+   * so adapters can touch only the units that need it; null when no unit of {@code name} has been
+   * reset.
+   */
+  public float[] resetUnitCorrection(String name, long t, double beta1, double beta2) {
+    int[] u = unitResetEvent.get(name);
+    if (u == null) {
+      return null;
+    }
+    double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
+    float[] byEvent = new float[resetEventSteps.size()];
+    for (int i = 0; i < byEvent.length; i++) {
+      long k = t - resetEventSteps.get(i);
+      byEvent[i] =
+          k <= 0
+              ? 1f
+              : (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
+    }
+    float[] out = new float[u.length];
+    for (int i = 0; i < u.length; i++) {
+      out[i] = u[i] < 0 ? 1f : byEvent[u[i]];
+    }
+    return out;
+  }
+
+  /** Attention pattern of each attention layer for step t. */
+  public List<String> attentionPatterns(long t) {
+    long tc = Math.min(t, config.getSchedule().getTotalSteps() - 1);
+    List<String> out = new ArrayList<>(attentionLayers);
+    for (int i = 0; i < attentionLayers; i++) {
+      out.add(config.getAttention().patternFor(i, tc, config.getSchedule()));
+    }
+    return out;
+  }
+
+  /**
+   * Accounts step t (which ran with the current masks); call after the optimizer step, before an
+   * update.
+   */
+  public void stepDone(long t, double loss) {
+    if (t != step) {
+      throw new IllegalStateException(
+          "stepDone("
+              + t
+              + ") but the core is at step "
+              + step
+              + " (steps must be reported once each, in order)");
+    }
+    lastLoss = loss;
+    if (flopCounter != null) {
+      Map<String, Double> dens = new HashMap<>();
+      Set<String> denseDw = new HashSet<>();
+      boolean topo =
+          isTopologyStep(t)
+              && config.getGrowMode() != GrowMode.RANDOM
+              && config.getGrowMode() != GrowMode.NONE;
+      for (LayerMask m : masks.values()) {
+        String n = flopNames.getOrDefault(m.name(), m.name());
+        dens.put(n, m.density());
+        if (topo) {
+          denseDw.add(n);
         }
-        pattern.checkShape(name, rows, cols);
-        shapes.put(name, new int[]{rows, cols});
+      }
+      List<String> pats = attentionPatterns(t);
+      double[] ad = new double[pats.size()];
+      for (int i = 0; i < ad.length; i++) {
+        ad[i] = AttentionDensity.of(pats.get(i), seqLen(), config.getAttention().getBlockSize());
+      }
+      cumFlops += flopCounter.stepFlops(dens, ad, denseDw);
+      cumDense += flopCounter.denseStepFlops();
     }
+    step = t + 1;
+  }
 
-    /** FLOP model; {@code names} maps registered weight names to the counter's linear names (identity if absent). */
-    public void setFlopCounter(FlopCounter counter, Map<String, String> names) {
-        this.flopCounter = counter;
-        this.flopNames = names == null ? new HashMap<>() : new HashMap<>(names);
+  private int seqLenValue;
+
+  /** Context length used for attention-pattern densities. */
+  public void setSeqLen(int t) {
+    seqLenValue = t;
+  }
+
+  private int seqLen() {
+    return seqLenValue > 0 ? seqLenValue : 128;
+  }
+
+  /**
+   * Runs the topology update that follows step t ({@code step() == t + 1}).
+   *
+   * @param weights name -> row-major weights after step t
+   * @param grads name -> row-major dense gradients of step t (may be null for RANDOM)
+   */
+  public Map<String, TopologyUpdater.Result> updateTopology(
+      long t, Map<String, float[]> weights, Map<String, float[]> grads) {
+    if (step != t + 1) {
+      throw new IllegalStateException("updateTopology(" + t + ") must follow stepDone(" + t + ")");
     }
-
-    public void setAttentionLayers(int n) {
-        this.attentionLayers = n;
+    double global = config.getSchedule().sparsityAt(t + 1);
+    double f = config.getDropFraction().at(t, config.getSchedule());
+    Map<String, Double> targets = layerTargets(global);
+    Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
+    UpdateRecord rec = new UpdateRecord();
+    for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
+      String k = e.getKey();
+      TopologyUpdater.Result r =
+          TopologyUpdater.update(
+              e.getValue(),
+              weights.get(k),
+              grads == null ? null : grads.get(k),
+              targets.get(k),
+              f,
+              config.getGrowMode(),
+              config.getGradRandomRatio(),
+              rng);
+      out.put(k, r);
+      e.setValue(r.mask);
+      noteReset(k, r, t);
+      rec.pruned.put(k, r.pruned);
+      rec.grown.put(k, r.grown);
+      rec.prunedTotal += r.pruned;
+      rec.grownTotal += r.grown;
     }
+    updates++;
+    fillRecord(rec, t + 1, global, f);
+    return out;
+  }
 
-    public void addRecordListener(Consumer<UpdateRecord> l) {
-        recordListeners.add(l);
+  private void fillRecord(UpdateRecord rec, long at, double global, double f) {
+    rec.step = at;
+    rec.phase = config.getSchedule().phaseAt(at).name();
+    rec.targetSparsity = global;
+    rec.dropFraction = f;
+    fillDensities(rec);
+    rec.attentionPatterns = attentionPatterns(at);
+    rec.flops = cumFlops;
+    rec.denseFlops = cumDense;
+    rec.loss = lastLoss;
+    for (Consumer<UpdateRecord> l : recordListeners) {
+      l.accept(rec);
     }
+  }
 
-    public Set<String> layers() {
-        return Collections.unmodifiableSet(shapes.keySet());
+  /** A record of the current state (used for the first log line and by tests). */
+  public UpdateRecord snapshotRecord() {
+    UpdateRecord rec = new UpdateRecord();
+    rec.step = step;
+    rec.phase = phase().name();
+    rec.targetSparsity = config.getSchedule().sparsityAt(step);
+    fillDensities(rec);
+    rec.attentionPatterns = attentionPatterns(step);
+    rec.flops = cumFlops;
+    rec.denseFlops = cumDense;
+    rec.loss = lastLoss;
+    return rec;
+  }
+
+  private void fillDensities(UpdateRecord rec) {
+    long kept = 0;
+    long total = 0;
+    for (LayerMask m : masks.values()) {
+      rec.layerDensity.put(m.name(), m.density());
+      long n = (long) m.rows() * m.cols();
+      kept += Math.round(m.density() * n);
+      total += n;
     }
+    rec.globalDensity = total == 0 ? 1.0 : (double) kept / total;
+  }
 
-    /** Per-layer target sparsity for a global target. */
-    public Map<String, Double> layerTargets(double globalSparsity) {
-        Map<String, Double> fixed = new HashMap<>();
-        if (pattern.kind() == MaskPattern.Kind.NM) {
-            for (String k : shapes.keySet()) {
-                fixed.put(k, pattern.fixedDensity());
-            }
-        }
-        Map<String, Double> weights = new HashMap<>();
-        for (String k : shapes.keySet()) {
-            weights.put(k, config.densityWeightOf(k));
-        }
-        Map<String, Double> d = DensityAllocator.allocate(shapes, fixed, 1.0 - globalSparsity,
-                config.getDistribution(), weights);
-        Map<String, Double> s = new LinkedHashMap<>();
-        d.forEach((k, v) -> s.put(k, Math.max(0.0, Math.min(1.0 - 1e-12, 1.0 - v))));
-        return s;
+  public double cumulativeFlops() {
+    return cumFlops;
+  }
+
+  public double cumulativeDenseFlops() {
+    return cumDense;
+  }
+
+  public long topologyUpdates() {
+    return updates;
+  }
+
+  public MstState state() {
+    MstState s = new MstState();
+    s.setStep(step);
+    s.setPhase(phase());
+    s.setRngState(rng.state());
+    s.setCumulativeFlops(cumFlops);
+    s.setCumulativeDenseFlops(cumDense);
+    s.setTopologyUpdates(updates);
+    s.setAttentionPatterns(attentionPatterns(step));
+    List<MstState.Mask> ms = new ArrayList<>();
+    for (LayerMask m : masks.values()) {
+      ms.add(new MstState.Mask(m));
     }
-
-    /**
-     * Creates the first masks at the schedule's sparsity at step 0 (random or by magnitude, per config).
-     * @param weights name -> row-major weights (needed for MAGNITUDE; may be null for RANDOM)
-     * @return the masks, in registration order
-     */
-    public Map<String, LayerMask> initialize(Map<String, float[]> weights) {
-        Map<String, Double> targets = layerTargets(config.getSchedule().sparsityAt(0));
-        for (Map.Entry<String, int[]> e : shapes.entrySet()) {
-            String k = e.getKey();
-            int r = e.getValue()[0];
-            int c = e.getValue()[1];
-            double dens = 1.0 - targets.get(k);
-            LayerMask m;
-            if (config.getInitialMask() == MstConfig.InitialMask.MAGNITUDE && pattern.kind() != MaskPattern.Kind.NM) {
-                float[] w = weights == null ? null : weights.get(k);
-                if (w == null) {
-                    throw Args.bad("weights of " + k, null, "the weights (initialMask = MAGNITUDE)");
-                }
-                m = TopologyUpdater.update(LayerMask.dense(k, r, c, pattern), w, null, targets.get(k), 0.0,
-                        GrowMode.NONE, 0, rng).mask;
-            } else {
-                m = LayerMask.random(k, r, c, pattern, dens, rng);
-            }
-            masks.put(k, m);
-        }
-        initialized = true;
-        return Collections.unmodifiableMap(masks);
-    }
-
-    public Map<String, LayerMask> masks() {
-        return Collections.unmodifiableMap(masks);
-    }
-
-    public long step() {
-        return step;
-    }
-
-    public Phase phase() {
-        return config.getSchedule().phaseAt(step);
-    }
-
-    public boolean isTopologyStep(long t) {
-        long total = config.getSchedule().getTotalSteps();
-        return config.isUpdateTopology() && !masks.isEmpty() && (t + 1) % config.getDeltaT() == 0 && t + 1 < total;
-    }
-
-    /**
-     * Whether a prune-only step follows step t: {@code pruneInterval > 0}, (t + 1) is a multiple of it, no topology
-     * update runs after t, and the schedule's target rose over the last interval (warm-up). N:M patterns have a
-     * fixed density and never prune here.
-     */
-    public boolean isPruneStep(long t) {
-        int k = config.getPruneInterval();
-        long total = config.getSchedule().getTotalSteps();
-        if (k <= 0 || !config.isUpdateTopology() || masks.isEmpty() || pattern.kind() == MaskPattern.Kind.NM
-                || (t + 1) % k != 0 || t + 1 >= total || isTopologyStep(t)) {
-            return false;
-        }
-        SparsitySchedule s = config.getSchedule();
-        return s.sparsityAt(t + 1) > s.sparsityAt(Math.max(0, t + 1 - k));
-    }
-
-    /**
-     * Runs the prune-only step that follows step t ({@code step() == t + 1}, {@link #isPruneStep(long)} true):
-     * every layer below its allocated share of the schedule's target at t + 1 drops its smallest-magnitude units
-     * (no regrowth, no gradient, no random choice); the others keep their mask. Logged with {@code kind = "prune"}.
-     * @param weights name -> row-major weights after step t
-     */
-    public Map<String, TopologyUpdater.Result> pruneToSchedule(long t, Map<String, float[]> weights) {
-        if (step != t + 1) {
-            throw new IllegalStateException("pruneToSchedule(" + t + ") must follow stepDone(" + t + ")");
-        }
-        double global = config.getSchedule().sparsityAt(t + 1);
-        Map<String, Double> targets = layerTargets(global);
-        Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
-        UpdateRecord rec = new UpdateRecord();
-        rec.kind = UpdateRecord.PRUNE;
-        for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
-            String k = e.getKey();
-            TopologyUpdater.Result r = TopologyUpdater.update(e.getValue(), weights.get(k), null, targets.get(k), 0.0,
-                    GrowMode.NONE, 0, rng);
-            out.put(k, r);
-            e.setValue(r.mask);
-            noteReset(k, r, t);
-            rec.pruned.put(k, r.pruned);
-            rec.grown.put(k, 0L);
-            rec.prunedTotal += r.pruned;
-        }
-        fillRecord(rec, t + 1, global, 0.0);
-        return out;
-    }
-
-    /** Whether masks may change after step t: a topology update or a prune-only step follows it. */
-    public boolean isMaskStep(long t) {
-        return isTopologyStep(t) || isPruneStep(t);
-    }
-
-    /**
-     * The mask change that follows step t: {@link #updateTopology} on topology steps, else {@link #pruneToSchedule}.
-     * @param grads dense gradients of step t (used by topology updates only; may be null for RANDOM)
-     */
-    public Map<String, TopologyUpdater.Result> updateMasks(long t, Map<String, float[]> weights,
-                                                           Map<String, float[]> grads) {
-        return isTopologyStep(t) ? updateTopology(t, weights, grads) : pruneToSchedule(t, weights);
-    }
-
-    /**
-     * Factor for this step's optimizer update of weight {@code name}: min(max, density^-α), α faded per
-     * {@link MstConfig#updateScaleExponentAt}; 1 when off.
-     */
-    public double updateScale(String name) {
-        double a = config.updateScaleExponentAt(step, config.getSchedule().getTotalSteps());
-        LayerMask m = masks.get(name);
-        if (a == 0 || m == null || m.density() <= 0) {
-            return 1.0;
-        }
-        return Math.min(config.getUpdateScaleMax(), Math.pow(m.density(), -a));
-    }
-
-    /** Records the units whose mask changed after step t (their optimizer state is reset by the adapter). */
-    private void noteReset(String name, TopologyUpdater.Result r, long t) {
-        if (!config.isResetBiasCorrection()
-                || r.newlyActiveElements.length + r.newlyInactiveElements.length == 0) {
-            return;
-        }
-        if (resetEventSteps.isEmpty() || resetEventSteps.get(resetEventSteps.size() - 1) != t) {
-            resetEventSteps.add((int) t);
-        }
-        int event = resetEventSteps.size() - 1;
-        LayerMask m = r.mask;
-        int[] u = unitResetEvent.computeIfAbsent(name, k -> {
-            int[] a = new int[m.unitCount()];
-            java.util.Arrays.fill(a, -1);
-            return a;
+    s.setMasks(ms);
+    Map<String, String> resets = new LinkedHashMap<>();
+    unitResetEvent.forEach(
+        (k, v) -> {
+          int[] steps = new int[v.length];
+          for (int i = 0; i < v.length; i++) {
+            steps[i] = v[i] < 0 ? -1 : resetEventSteps.get(v[i]);
+          }
+          resets.put(k, MstState.encodeInts(steps));
         });
-        int cols = m.cols();
-        for (int e : r.newlyActiveElements) {
-            u[m.unitOf(e / cols, e % cols)] = event;
-        }
-        for (int e : r.newlyInactiveElements) {
-            u[m.unitOf(e / cols, e % cols)] = event;
-        }
+    s.setUnitResetSteps(resets);
+    s.setConfig(config.toJson());
+    return s;
+  }
+
+  /** Restores a saved state; the registered layers must match the saved masks. */
+  public void restore(MstState s) {
+    Map<String, LayerMask> loaded = new LinkedHashMap<>();
+    for (MstState.Mask m : s.getMasks()) {
+      loaded.put(m.getName(), m.toLayerMask());
     }
-
-    /**
-     * Per-element factors (row-major [rows, cols]) that turn Adam's update at step {@code t} into the update of a
-     * freshly started Adam for every weight whose optimizer state was reset (MstConfig#isResetBiasCorrection), or
-     * null when no weight of {@code name} has been reset. Adam divides its moments by the bias corrections
-     * 1 - β^(t+1) of the global step; a state reset after step r has seen only k = t - r gradients, so its moments
-     * are too small by 1 - β^k and its update is off by up to ~6x (β1 0.9, β2 0.999, k ~ 10). The factor is
-     * [sqrt(1 - β2^k) / (1 - β1^k)] / [sqrt(1 - β2^(t+1)) / (1 - β1^(t+1))]; 1 for weights never reset.
-     */
-    public float[] resetCorrection(String name, long t, double beta1, double beta2) {
-        float[] unit = resetUnitCorrection(name, t, beta1, beta2);
-        return unit == null ? null : unitsToElements(name, unit);
+    if (!loaded.keySet().equals(shapes.keySet())) {
+      throw Args.bad(
+          "saved MST masks", loaded.keySet(), "the registered layers " + shapes.keySet());
     }
-
-    /** Expands per-unit values of layer {@code name} (blocks or elements) to its row-major [rows, cols] elements. */
-    public float[] unitsToElements(String name, float[] perUnit) {
-        LayerMask m = masks.get(name);
-        if (m.pattern().kind() != MaskPattern.Kind.BLOCK) {
-            return perUnit.clone();
-        }
-        int rows = m.rows(), cols = m.cols();
-        int b = m.pattern().blockSize();
-        int blockCols = cols / b;
-        float[] out = new float[rows * cols];
-        for (int r = 0; r < rows; r++) {
-            int unitRow = (r / b) * blockCols;
-            for (int bc = 0; bc < blockCols; bc++) {
-                java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
-            }
-        }
-        return out;
+    for (LayerMask m : loaded.values()) {
+      int[] sh = shapes.get(m.name());
+      if (sh[0] != m.rows() || sh[1] != m.cols()) {
+        throw Args.bad(
+            "saved mask shape of " + m.name(),
+            "[" + m.rows() + ", " + m.cols() + "]",
+            "[" + sh[0] + ", " + sh[1] + "]");
+      }
     }
-
-    /**
-     * As {@link #resetCorrection} but per mask unit (blocks for blockB patterns, elements otherwise), so adapters can
-     * touch only the units that need it; null when no unit of {@code name} has been reset.
-     */
-    public float[] resetUnitCorrection(String name, long t, double beta1, double beta2) {
-        int[] u = unitResetEvent.get(name);
-        if (u == null) {
-            return null;
-        }
-        double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
-        float[] byEvent = new float[resetEventSteps.size()];
-        for (int i = 0; i < byEvent.length; i++) {
-            long k = t - resetEventSteps.get(i);
-            byEvent[i] = k <= 0 ? 1f : (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
-        }
-        float[] out = new float[u.length];
-        for (int i = 0; i < u.length; i++) {
-            out[i] = u[i] < 0 ? 1f : byEvent[u[i]];
-        }
-        return out;
-    }
-
-    /** Attention pattern of each attention layer for step t. */
-    public List<String> attentionPatterns(long t) {
-        long tc = Math.min(t, config.getSchedule().getTotalSteps() - 1);
-        List<String> out = new ArrayList<>(attentionLayers);
-        for (int i = 0; i < attentionLayers; i++) {
-            out.add(config.getAttention().patternFor(i, tc, config.getSchedule()));
-        }
-        return out;
-    }
-
-    /** Accounts step t (which ran with the current masks); call after the optimizer step, before an update. */
-    public void stepDone(long t, double loss) {
-        if (t != step) {
-            throw new IllegalStateException("stepDone(" + t + ") but the core is at step " + step
-                    + " (steps must be reported once each, in order)");
-        }
-        lastLoss = loss;
-        if (flopCounter != null) {
-            Map<String, Double> dens = new HashMap<>();
-            Set<String> denseDw = new HashSet<>();
-            boolean topo = isTopologyStep(t) && config.getGrowMode() != GrowMode.RANDOM
-                    && config.getGrowMode() != GrowMode.NONE;
-            for (LayerMask m : masks.values()) {
-                String n = flopNames.getOrDefault(m.name(), m.name());
-                dens.put(n, m.density());
-                if (topo) {
-                    denseDw.add(n);
-                }
-            }
-            List<String> pats = attentionPatterns(t);
-            double[] ad = new double[pats.size()];
-            for (int i = 0; i < ad.length; i++) {
-                ad[i] = AttentionDensity.of(pats.get(i), seqLen(), config.getAttention().getBlockSize());
-            }
-            cumFlops += flopCounter.stepFlops(dens, ad, denseDw);
-            cumDense += flopCounter.denseStepFlops();
-        }
-        step = t + 1;
-    }
-
-    private int seqLenValue;
-
-    /** Context length used for attention-pattern densities. */
-    public void setSeqLen(int t) {
-        seqLenValue = t;
-    }
-
-    private int seqLen() {
-        return seqLenValue > 0 ? seqLenValue : 128;
-    }
-
-    /**
-     * Runs the topology update that follows step t ({@code step() == t + 1}).
-     * @param weights name -> row-major weights after step t
-     * @param grads   name -> row-major dense gradients of step t (may be null for RANDOM)
-     */
-    public Map<String, TopologyUpdater.Result> updateTopology(long t, Map<String, float[]> weights,
-                                                              Map<String, float[]> grads) {
-        if (step != t + 1) {
-            throw new IllegalStateException("updateTopology(" + t + ") must follow stepDone(" + t + ")");
-        }
-        double global = config.getSchedule().sparsityAt(t + 1);
-        double f = config.getDropFraction().at(t, config.getSchedule());
-        Map<String, Double> targets = layerTargets(global);
-        Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
-        UpdateRecord rec = new UpdateRecord();
-        for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
-            String k = e.getKey();
-            TopologyUpdater.Result r = TopologyUpdater.update(e.getValue(), weights.get(k),
-                    grads == null ? null : grads.get(k), targets.get(k), f, config.getGrowMode(),
-                    config.getGradRandomRatio(), rng);
-            out.put(k, r);
-            e.setValue(r.mask);
-            noteReset(k, r, t);
-            rec.pruned.put(k, r.pruned);
-            rec.grown.put(k, r.grown);
-            rec.prunedTotal += r.pruned;
-            rec.grownTotal += r.grown;
-        }
-        updates++;
-        fillRecord(rec, t + 1, global, f);
-        return out;
-    }
-
-    private void fillRecord(UpdateRecord rec, long at, double global, double f) {
-        rec.step = at;
-        rec.phase = config.getSchedule().phaseAt(at).name();
-        rec.targetSparsity = global;
-        rec.dropFraction = f;
-        fillDensities(rec);
-        rec.attentionPatterns = attentionPatterns(at);
-        rec.flops = cumFlops;
-        rec.denseFlops = cumDense;
-        rec.loss = lastLoss;
-        for (Consumer<UpdateRecord> l : recordListeners) {
-            l.accept(rec);
-        }
-    }
-
-    /** A record of the current state (used for the first log line and by tests). */
-    public UpdateRecord snapshotRecord() {
-        UpdateRecord rec = new UpdateRecord();
-        rec.step = step;
-        rec.phase = phase().name();
-        rec.targetSparsity = config.getSchedule().sparsityAt(step);
-        fillDensities(rec);
-        rec.attentionPatterns = attentionPatterns(step);
-        rec.flops = cumFlops;
-        rec.denseFlops = cumDense;
-        rec.loss = lastLoss;
-        return rec;
-    }
-
-    private void fillDensities(UpdateRecord rec) {
-        long kept = 0;
-        long total = 0;
-        for (LayerMask m : masks.values()) {
-            rec.layerDensity.put(m.name(), m.density());
-            long n = (long) m.rows() * m.cols();
-            kept += Math.round(m.density() * n);
-            total += n;
-        }
-        rec.globalDensity = total == 0 ? 1.0 : (double) kept / total;
-    }
-
-    public double cumulativeFlops() {
-        return cumFlops;
-    }
-
-    public double cumulativeDenseFlops() {
-        return cumDense;
-    }
-
-    public long topologyUpdates() {
-        return updates;
-    }
-
-    public MstState state() {
-        MstState s = new MstState();
-        s.setStep(step);
-        s.setPhase(phase());
-        s.setRngState(rng.state());
-        s.setCumulativeFlops(cumFlops);
-        s.setCumulativeDenseFlops(cumDense);
-        s.setTopologyUpdates(updates);
-        s.setAttentionPatterns(attentionPatterns(step));
-        List<MstState.Mask> ms = new ArrayList<>();
-        for (LayerMask m : masks.values()) {
-            ms.add(new MstState.Mask(m));
-        }
-        s.setMasks(ms);
-        Map<String, String> resets = new LinkedHashMap<>();
-        unitResetEvent.forEach((k, v) -> {
-            int[] steps = new int[v.length];
-            for (int i = 0; i < v.length; i++) {
-                steps[i] = v[i] < 0 ? -1 : resetEventSteps.get(v[i]);
-            }
-            resets.put(k, MstState.encodeInts(steps));
-        });
-        s.setUnitResetSteps(resets);
-        s.setConfig(config.toJson());
-        return s;
-    }
-
-    /** Restores a saved state; the registered layers must match the saved masks. */
-    public void restore(MstState s) {
-        Map<String, LayerMask> loaded = new LinkedHashMap<>();
-        for (MstState.Mask m : s.getMasks()) {
-            loaded.put(m.getName(), m.toLayerMask());
-        }
-        if (!loaded.keySet().equals(shapes.keySet())) {
-            throw Args.bad("saved MST masks", loaded.keySet(), "the registered layers " + shapes.keySet());
-        }
-        for (LayerMask m : loaded.values()) {
-            int[] sh = shapes.get(m.name());
-            if (sh[0] != m.rows() || sh[1] != m.cols()) {
-                throw Args.bad("saved mask shape of " + m.name(), "[" + m.rows() + ", " + m.cols() + "]",
-                        "[" + sh[0] + ", " + sh[1] + "]");
-            }
-        }
-        masks.clear();
-        masks.putAll(loaded);
-        step = s.getStep();
-        rng.setState(s.getRngState());
-        cumFlops = s.getCumulativeFlops();
-        cumDense = s.getCumulativeDenseFlops();
-        updates = s.getTopologyUpdates();
-        unitResetEvent.clear();
-        resetEventSteps.clear();
-        Map<String, int[]> savedSteps = new LinkedHashMap<>();
-        java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
-        s.getUnitResetSteps().forEach((k, v) -> {
-            int[] a = MstState.decodeInts(v);
-            if (!masks.containsKey(k)) {
-                throw Args.bad("saved unitResetSteps layer", k, "one of the registered layers " + masks.keySet());
-            }
-            if (a.length != masks.get(k).unitCount()) {
-                throw Args.bad("saved unitResetSteps of " + k, a.length + " units",
-                        masks.get(k).unitCount() + " units (the layer's mask)");
-            }
-            savedSteps.put(k, a);
-            for (int x : a) {
+    masks.clear();
+    masks.putAll(loaded);
+    step = s.getStep();
+    rng.setState(s.getRngState());
+    cumFlops = s.getCumulativeFlops();
+    cumDense = s.getCumulativeDenseFlops();
+    updates = s.getTopologyUpdates();
+    unitResetEvent.clear();
+    resetEventSteps.clear();
+    Map<String, int[]> savedSteps = new LinkedHashMap<>();
+    java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
+    s.getUnitResetSteps()
+        .forEach(
+            (k, v) -> {
+              int[] a = MstState.decodeInts(v);
+              if (!masks.containsKey(k)) {
+                throw Args.bad(
+                    "saved unitResetSteps layer",
+                    k,
+                    "one of the registered layers " + masks.keySet());
+              }
+              if (a.length != masks.get(k).unitCount()) {
+                throw Args.bad(
+                    "saved unitResetSteps of " + k,
+                    a.length + " units",
+                    masks.get(k).unitCount() + " units (the layer's mask)");
+              }
+              savedSteps.put(k, a);
+              for (int x : a) {
                 if (x >= 0) {
-                    distinct.add(x);
+                  distinct.add(x);
                 }
-            }
+              }
+            });
+    resetEventSteps.addAll(distinct);
+    savedSteps.forEach(
+        (k, a) -> {
+          int[] ev = new int[a.length];
+          for (int i = 0; i < a.length; i++) {
+            ev[i] = a[i] < 0 ? -1 : java.util.Collections.binarySearch(resetEventSteps, a[i]);
+          }
+          unitResetEvent.put(k, ev);
         });
-        resetEventSteps.addAll(distinct);
-        savedSteps.forEach((k, a) -> {
-            int[] ev = new int[a.length];
-            for (int i = 0; i < a.length; i++) {
-                ev[i] = a[i] < 0 ? -1 : java.util.Collections.binarySearch(resetEventSteps, a[i]);
-            }
-            unitResetEvent.put(k, ev);
-        });
-        initialized = true;
-    }
+    initialized = true;
+  }
 }

@@ -8,121 +8,128 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
-
 import org.nd4j.linalg.api.blas.Blas;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.BlockSparseKernels;
 
 /**
- * Java-thread parallel loop for the attention kernels. Uses as many threads as
- * {@link BlockSparseKernels#THREADS} ({@code -Dsparseflow.threads=N}, default: the core count) and, like the
- * block-sparse matmul kernels, switches BLAS to one thread while the tasks run (restored afterwards): the
- * kernels issue many small GEMMs, for which BLAS's own threading costs more than it gains.
+ * Java-thread parallel loop for the attention kernels. Uses as many threads as {@link
+ * BlockSparseKernels#THREADS} ({@code -Dsparseflow.threads=N}, default: the core count) and, like
+ * the block-sparse matmul kernels, switches BLAS to one thread while the tasks run (restored
+ * afterwards): the kernels issue many small GEMMs, for which BLAS's own threading costs more than
+ * it gains.
  */
 final class AttentionThreads {
 
-    private static final int THREADS = BlockSparseKernels.THREADS;
+  private static final int THREADS = BlockSparseKernels.THREADS;
 
-    private static final ExecutorService POOL = THREADS > 1 ? Executors.newFixedThreadPool(THREADS - 1, r -> {
-        Thread t = new Thread(r, "sparseflow-attention");
-        t.setDaemon(true);
-        return t;
-    }) : null;
+  private static final ExecutorService POOL =
+      THREADS > 1
+          ? Executors.newFixedThreadPool(
+              THREADS - 1,
+              r -> {
+                Thread t = new Thread(r, "sparseflow-attention");
+                t.setDaemon(true);
+                return t;
+              })
+          : null;
 
-    /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
-    private static final Object LOCK = new Object();
+  /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
+  private static final Object LOCK = new Object();
 
-    private AttentionThreads() {
+  private AttentionThreads() {}
+
+  /** Below this many multiply-adds a call runs in the calling thread (hand-off would cost more). */
+  static final long SERIAL_WORK = 1L << 20;
+
+  /**
+   * Runs {@code body} for 0..n-1; tasks are claimed dynamically (in index order) by the threads.
+   * {@code work} is a rough multiply-add count of the whole loop, used only to keep tiny calls
+   * serial.
+   */
+  static void parallelFor(int n, long work, IntConsumer body) {
+    if (n <= 0) {
+      return;
     }
+    if (THREADS == 1 || n == 1 || work < SERIAL_WORK) {
+      for (int i = 0; i < n; i++) {
+        body.accept(i);
+      }
+      return;
+    }
+    exclusive(() -> runParallel(n, body));
+  }
 
-    /** Below this many multiply-adds a call runs in the calling thread (hand-off would cost more). */
-    static final long SERIAL_WORK = 1L << 20;
-
-    /**
-     * Runs {@code body} for 0..n-1; tasks are claimed dynamically (in index order) by the threads.
-     * {@code work} is a rough multiply-add count of the whole loop, used only to keep tiny calls serial.
-     */
-    static void parallelFor(int n, long work, IntConsumer body) {
-        if (n <= 0) {
-            return;
+  /**
+   * Runs {@code body} holding the kernel lock with BLAS set to one thread (restored afterwards).
+   * Re-entrant: a kernel with several parallel phases wraps them all so that BLAS threads are
+   * switched once.
+   */
+  static void exclusive(Runnable body) {
+    if (Thread.holdsLock(LOCK)) {
+      body.run();
+      return;
+    }
+    synchronized (LOCK) {
+      Blas blas = Nd4j.factory().blas();
+      int previous = blas.getMaxThreads();
+      boolean switchThreads = THREADS > 1 && previous != 1;
+      if (switchThreads) {
+        blas.setMaxThreads(1);
+      }
+      try {
+        body.run();
+      } finally {
+        if (switchThreads) {
+          blas.setMaxThreads(previous);
         }
-        if (THREADS == 1 || n == 1 || work < SERIAL_WORK) {
-            for (int i = 0; i < n; i++) {
+      }
+    }
+  }
+
+  private static void runParallel(int n, IntConsumer body) {
+    {
+      {
+        AtomicInteger next = new AtomicInteger();
+        Runnable worker =
+            () -> {
+              for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
                 body.accept(i);
-            }
-            return;
+              }
+            };
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 1; t < Math.min(THREADS, n); t++) {
+          futures.add(POOL.submit(worker));
         }
-        exclusive(() -> runParallel(n, body));
+        Throwable failure = null;
+        try {
+          worker.run();
+        } catch (RuntimeException | Error e) {
+          failure = e;
+          next.set(n); // stop the others early
+        }
+        for (Future<?> f : futures) {
+          try {
+            f.get();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted in sparse attention kernel", e);
+          } catch (ExecutionException e) {
+            if (failure == null) {
+              failure = e.getCause();
+            }
+          }
+        }
+        if (failure instanceof RuntimeException) {
+          throw (RuntimeException) failure;
+        }
+        if (failure instanceof Error) {
+          throw (Error) failure;
+        }
+        if (failure != null) {
+          throw new IllegalStateException("sparse attention kernel failed", failure);
+        }
+      }
     }
-
-    /**
-     * Runs {@code body} holding the kernel lock with BLAS set to one thread (restored afterwards). Re-entrant:
-     * a kernel with several parallel phases wraps them all so that BLAS threads are switched once.
-     */
-    static void exclusive(Runnable body) {
-        if (Thread.holdsLock(LOCK)) {
-            body.run();
-            return;
-        }
-        synchronized (LOCK) {
-            Blas blas = Nd4j.factory().blas();
-            int previous = blas.getMaxThreads();
-            boolean switchThreads = THREADS > 1 && previous != 1;
-            if (switchThreads) {
-                blas.setMaxThreads(1);
-            }
-            try {
-                body.run();
-            } finally {
-                if (switchThreads) {
-                    blas.setMaxThreads(previous);
-                }
-            }
-        }
-    }
-
-    private static void runParallel(int n, IntConsumer body) {
-        {
-            {
-                AtomicInteger next = new AtomicInteger();
-                Runnable worker = () -> {
-                    for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
-                        body.accept(i);
-                    }
-                };
-                List<Future<?>> futures = new ArrayList<>();
-                for (int t = 1; t < Math.min(THREADS, n); t++) {
-                    futures.add(POOL.submit(worker));
-                }
-                Throwable failure = null;
-                try {
-                    worker.run();
-                } catch (RuntimeException | Error e) {
-                    failure = e;
-                    next.set(n); // stop the others early
-                }
-                for (Future<?> f : futures) {
-                    try {
-                        f.get();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IllegalStateException("interrupted in sparse attention kernel", e);
-                    } catch (ExecutionException e) {
-                        if (failure == null) {
-                            failure = e.getCause();
-                        }
-                    }
-                }
-                if (failure instanceof RuntimeException) {
-                    throw (RuntimeException) failure;
-                }
-                if (failure instanceof Error) {
-                    throw (Error) failure;
-                }
-                if (failure != null) {
-                    throw new IllegalStateException("sparse attention kernel failed", failure);
-                }
-            }
-        }
-    }
+  }
 }

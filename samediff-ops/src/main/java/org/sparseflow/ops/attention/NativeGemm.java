@@ -1,7 +1,5 @@
 package org.sparseflow.ops.attention;
 
-import org.sparseflow.ops.RawPointers;
-
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
@@ -12,225 +10,274 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.ops.RawPointers;
 
 /**
- * Row-major single-precision or double-precision GEMM on raw native addresses (OpenBLAS {@code cblas_?gemm}),
- * plus bulk copies between native memory and Java arrays. The attention kernels issue thousands of small
- * GEMMs on sub-blocks of contiguous {@code [rows, headDim]} arrays; calling BLAS directly avoids creating an
- * ND4J op (and a view) per tile. Only used when the backend is the ND4J CPU backend with OpenBLAS
- * ({@link #available()}); otherwise {@link DenseFallback} runs.
+ * Row-major single-precision or double-precision GEMM on raw native addresses (OpenBLAS {@code
+ * cblas_?gemm}), plus bulk copies between native memory and Java arrays. The attention kernels
+ * issue thousands of small GEMMs on sub-blocks of contiguous {@code [rows, headDim]} arrays;
+ * calling BLAS directly avoids creating an ND4J op (and a view) per tile. Only used when the
+ * backend is the ND4J CPU backend with OpenBLAS ({@link #available()}); otherwise {@link
+ * DenseFallback} runs.
  */
 final class NativeGemm {
 
-    private static final Logger LOG = LoggerFactory.getLogger(NativeGemm.class);
-    private static final NativeGemm FLOAT = new NativeGemm(false);
-    private static final NativeGemm DOUBLE = new NativeGemm(true);
-    private static volatile Boolean available;
+  private static final Logger LOG = LoggerFactory.getLogger(NativeGemm.class);
+  private static final NativeGemm FLOAT = new NativeGemm(false);
+  private static final NativeGemm DOUBLE = new NativeGemm(true);
+  private static volatile Boolean available;
 
-    private final boolean dbl;
-    private final int elem;
+  private final boolean dbl;
+  private final int elem;
 
-    private NativeGemm(boolean dbl) {
-        this.dbl = dbl;
-        this.elem = dbl ? 8 : 4;
-    }
+  private NativeGemm(boolean dbl) {
+    this.dbl = dbl;
+    this.elem = dbl ? 8 : 4;
+  }
 
-    static NativeGemm of(DataType type) {
-        return type == DataType.DOUBLE ? DOUBLE : FLOAT;
-    }
+  static NativeGemm of(DataType type) {
+    return type == DataType.DOUBLE ? DOUBLE : FLOAT;
+  }
 
-    /** True on the ND4J CPU backend with OpenBLAS. */
-    static boolean available() {
-        Boolean a = available;
-        if (a == null) {
-            boolean ok;
-            try {
-                ok = Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend
-                        && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
-                if (ok) {
-                    openblas_nolapack.blas_get_num_threads(); // loads the library
-                }
-            } catch (Throwable t) {
-                LOG.info("Sparse attention BLAS kernels unavailable ({}); using the dense masked fallback", t.toString());
-                ok = false;
-            }
-            available = a = ok;
+  /** True on the ND4J CPU backend with OpenBLAS. */
+  static boolean available() {
+    Boolean a = available;
+    if (a == null) {
+      boolean ok;
+      try {
+        ok =
+            Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend
+                && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
+        if (ok) {
+          openblas_nolapack.blas_get_num_threads(); // loads the library
         }
-        return a;
+      } catch (Throwable t) {
+        LOG.info(
+            "Sparse attention BLAS kernels unavailable ({}); using the dense masked fallback",
+            t.toString());
+        ok = false;
+      }
+      available = a = ok;
+    }
+    return a;
+  }
+
+  /** Native address of element 0 of {@code a} (a contiguous array or a view with an offset). */
+  static long address(INDArray a) {
+    return org.sparseflow.ops.NativeAddress.of(a);
+  }
+
+  /** Address of element {@code index} counted from {@code base}. */
+  long at(long base, long index) {
+    return base + index * elem;
+  }
+
+  /** C[m x n] = alpha op(A) op(B) + beta C, all row-major with leading dimensions lda, ldb, ldc. */
+  void gemm(
+      boolean transA,
+      boolean transB,
+      int m,
+      int n,
+      int k,
+      double alpha,
+      long a,
+      int lda,
+      long b,
+      int ldb,
+      double beta,
+      long c,
+      int ldc) {
+    int ta = transA ? openblas_nolapack.CblasTrans : openblas_nolapack.CblasNoTrans;
+    int tb = transB ? openblas_nolapack.CblasTrans : openblas_nolapack.CblasNoTrans;
+    if (dbl) {
+      openblas_nolapack.cblas_dgemm(
+          openblas_nolapack.CblasRowMajor,
+          ta,
+          tb,
+          m,
+          n,
+          k,
+          alpha,
+          RawPointers.doubleAt(0, a),
+          lda,
+          RawPointers.doubleAt(1, b),
+          ldb,
+          beta,
+          RawPointers.doubleAt(2, c),
+          ldc);
+    } else {
+      openblas_nolapack.cblas_sgemm(
+          openblas_nolapack.CblasRowMajor,
+          ta,
+          tb,
+          m,
+          n,
+          k,
+          (float) alpha,
+          RawPointers.floatAt(0, a),
+          lda,
+          RawPointers.floatAt(1, b),
+          ldb,
+          (float) beta,
+          RawPointers.floatAt(2, c),
+          ldc);
+    }
+  }
+
+  // note: the parameter must not be called "address", which would resolve to the inherited field
+  private static FloatPointer fp(long addr) {
+    return new FloatPointer() {
+      {
+        address = addr;
+      }
+    };
+  }
+
+  private static DoublePointer dp(long addr) {
+    return new DoublePointer() {
+      {
+        address = addr;
+      }
+    };
+  }
+
+  /** Copies n elements starting at {@code address} into a new double array. */
+  double[] read(long address, int n) {
+    double[] out = new double[n];
+    if (dbl) {
+      dp(address).get(out, 0, n);
+    } else {
+      float[] f = new float[n];
+      fp(address).get(f, 0, n);
+      for (int i = 0; i < n; i++) {
+        out[i] = f[i];
+      }
+    }
+    return out;
+  }
+
+  /** Writes n elements of {@code data} to {@code address}. */
+  void write(long address, double[] data, int n) {
+    if (dbl) {
+      dp(address).put(data, 0, n);
+    } else {
+      float[] f = new float[n];
+      for (int i = 0; i < n; i++) {
+        f[i] = (float) data[i];
+      }
+      fp(address).put(f, 0, n);
+    }
+  }
+
+  /** native[address .. address+n) += delta. */
+  void addInto(long address, double[] delta, int n) {
+    double[] cur = read(address, n);
+    for (int i = 0; i < n; i++) {
+      cur[i] += delta[i];
+    }
+    write(address, cur, n);
+  }
+
+  /** All elements of a contiguous 'c' array as doubles. */
+  static double[] toDoubles(INDArray a) {
+    INDArray c = a.ordering() == 'c' && !a.isView() ? a : a.dup('c');
+    return of(c.dataType()).read(address(c), (int) c.length());
+  }
+
+  /** New 'c' array of the given type holding {@code data}. */
+  static INDArray fromDoubles(double[] data, long[] shape, DataType type) {
+    INDArray r = Nd4j.create(type, shape);
+    of(type).write(address(r), data, data.length);
+    return r;
+  }
+
+  /**
+   * Native scratch buffer of this precision holding at least {@code n} elements; close it to hand
+   * it back. Buffers are pooled per thread (the kernels take one or two per tile, thousands per
+   * training step, and a fresh javacpp allocation costs a malloc, a memset and deallocator
+   * bookkeeping each time). Nested use on one thread is fine: each open scratch is a different
+   * buffer.
+   */
+  Scratch scratch(long n) {
+    java.util.ArrayDeque<Scratch> free = pool.get();
+    Scratch s = free.pollFirst();
+    if (s == null || s.capacity < n) {
+      if (s != null) {
+        s.free();
+      }
+      s = new Scratch(Math.max(n, 1));
+    }
+    return s;
+  }
+
+  private final ThreadLocal<java.util.ArrayDeque<Scratch>> pool =
+      ThreadLocal.withInitial(java.util.ArrayDeque::new);
+
+  final class Scratch implements AutoCloseable {
+    private final Pointer pointer;
+    private final long base;
+    private final long capacity;
+    private double[] values =
+        new double[0]; // read() results, reused: valid until the next read of this scratch
+    private float[] floats = new float[0]; // float <-> double conversion buffer
+
+    Scratch(long n) {
+      pointer = dbl ? new DoublePointer(n) : new FloatPointer(n);
+      base = pointer.address();
+      capacity = n;
     }
 
-    /** Native address of element 0 of {@code a} (a contiguous array or a view with an offset). */
-    static long address(INDArray a) {
-        return org.sparseflow.ops.NativeAddress.of(a);
-    }
-
-    /** Address of element {@code index} counted from {@code base}. */
-    long at(long base, long index) {
-        return base + index * elem;
-    }
-
-    /** C[m x n] = alpha op(A) op(B) + beta C, all row-major with leading dimensions lda, ldb, ldc. */
-    void gemm(boolean transA, boolean transB, int m, int n, int k, double alpha, long a, int lda, long b, int ldb,
-              double beta, long c, int ldc) {
-        int ta = transA ? openblas_nolapack.CblasTrans : openblas_nolapack.CblasNoTrans;
-        int tb = transB ? openblas_nolapack.CblasTrans : openblas_nolapack.CblasNoTrans;
-        if (dbl) {
-            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasRowMajor, ta, tb, m, n, k, alpha,
-                    RawPointers.doubleAt(0, a), lda, RawPointers.doubleAt(1, b), ldb, beta, RawPointers.doubleAt(2, c), ldc);
-        } else {
-            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasRowMajor, ta, tb, m, n, k, (float) alpha,
-                    RawPointers.floatAt(0, a), lda, RawPointers.floatAt(1, b), ldb, (float) beta, RawPointers.floatAt(2, c), ldc);
-        }
-    }
-
-    // note: the parameter must not be called "address", which would resolve to the inherited field
-    private static FloatPointer fp(long addr) {
-        return new FloatPointer() {
-            {
-                address = addr;
-            }
-        };
-    }
-
-    private static DoublePointer dp(long addr) {
-        return new DoublePointer() {
-            {
-                address = addr;
-            }
-        };
-    }
-
-    /** Copies n elements starting at {@code address} into a new double array. */
-    double[] read(long address, int n) {
-        double[] out = new double[n];
-        if (dbl) {
-            dp(address).get(out, 0, n);
-        } else {
-            float[] f = new float[n];
-            fp(address).get(f, 0, n);
-            for (int i = 0; i < n; i++) {
-                out[i] = f[i];
-            }
-        }
-        return out;
-    }
-
-    /** Writes n elements of {@code data} to {@code address}. */
-    void write(long address, double[] data, int n) {
-        if (dbl) {
-            dp(address).put(data, 0, n);
-        } else {
-            float[] f = new float[n];
-            for (int i = 0; i < n; i++) {
-                f[i] = (float) data[i];
-            }
-            fp(address).put(f, 0, n);
-        }
-    }
-
-    /** native[address .. address+n) += delta. */
-    void addInto(long address, double[] delta, int n) {
-        double[] cur = read(address, n);
-        for (int i = 0; i < n; i++) {
-            cur[i] += delta[i];
-        }
-        write(address, cur, n);
-    }
-
-    /** All elements of a contiguous 'c' array as doubles. */
-    static double[] toDoubles(INDArray a) {
-        INDArray c = a.ordering() == 'c' && !a.isView() ? a : a.dup('c');
-        return of(c.dataType()).read(address(c), (int) c.length());
-    }
-
-    /** New 'c' array of the given type holding {@code data}. */
-    static INDArray fromDoubles(double[] data, long[] shape, DataType type) {
-        INDArray r = Nd4j.create(type, shape);
-        of(type).write(address(r), data, data.length);
-        return r;
+    long at(long index) {
+      return base + index * elem;
     }
 
     /**
-     * Native scratch buffer of this precision holding at least {@code n} elements; close it to hand it back.
-     * Buffers are pooled per thread (the kernels take one or two per tile, thousands per training step, and a fresh
-     * javacpp allocation costs a malloc, a memset and deallocator bookkeeping each time). Nested use on one thread
-     * is fine: each open scratch is a different buffer.
+     * The first n elements as doubles, in an array owned by this scratch (overwritten by the next
+     * read).
      */
-    Scratch scratch(long n) {
-        java.util.ArrayDeque<Scratch> free = pool.get();
-        Scratch s = free.pollFirst();
-        if (s == null || s.capacity < n) {
-            if (s != null) {
-                s.free();
-            }
-            s = new Scratch(Math.max(n, 1));
+    double[] read(int n) {
+      if (values.length < n) {
+        values = new double[n];
+      }
+      if (dbl) {
+        dp(base).get(values, 0, n);
+      } else {
+        float[] f = floatBuffer(n);
+        fp(base).get(f, 0, n);
+        for (int i = 0; i < n; i++) {
+          values[i] = f[i];
         }
-        return s;
+      }
+      return values;
     }
 
-    private final ThreadLocal<java.util.ArrayDeque<Scratch>> pool = ThreadLocal.withInitial(java.util.ArrayDeque::new);
-
-    final class Scratch implements AutoCloseable {
-        private final Pointer pointer;
-        private final long base;
-        private final long capacity;
-        private double[] values = new double[0];   // read() results, reused: valid until the next read of this scratch
-        private float[] floats = new float[0];     // float <-> double conversion buffer
-
-        Scratch(long n) {
-            pointer = dbl ? new DoublePointer(n) : new FloatPointer(n);
-            base = pointer.address();
-            capacity = n;
+    void write(double[] data, int n) {
+      if (dbl) {
+        dp(base).put(data, 0, n);
+      } else {
+        float[] f = floatBuffer(n);
+        for (int i = 0; i < n; i++) {
+          f[i] = (float) data[i];
         }
-
-        long at(long index) {
-            return base + index * elem;
-        }
-
-        /** The first n elements as doubles, in an array owned by this scratch (overwritten by the next read). */
-        double[] read(int n) {
-            if (values.length < n) {
-                values = new double[n];
-            }
-            if (dbl) {
-                dp(base).get(values, 0, n);
-            } else {
-                float[] f = floatBuffer(n);
-                fp(base).get(f, 0, n);
-                for (int i = 0; i < n; i++) {
-                    values[i] = f[i];
-                }
-            }
-            return values;
-        }
-
-        void write(double[] data, int n) {
-            if (dbl) {
-                dp(base).put(data, 0, n);
-            } else {
-                float[] f = floatBuffer(n);
-                for (int i = 0; i < n; i++) {
-                    f[i] = (float) data[i];
-                }
-                fp(base).put(f, 0, n);
-            }
-        }
-
-        private float[] floatBuffer(int n) {
-            if (floats.length < n) {
-                floats = new float[n];
-            }
-            return floats;
-        }
-
-        /** Hands the buffer back to this thread's pool. */
-        @Override
-        public void close() {
-            pool.get().addFirst(this);
-        }
-
-        void free() {
-            pointer.close();
-        }
+        fp(base).put(f, 0, n);
+      }
     }
+
+    private float[] floatBuffer(int n) {
+      if (floats.length < n) {
+        floats = new float[n];
+      }
+      return floats;
+    }
+
+    /** Hands the buffer back to this thread's pool. */
+    @Override
+    public void close() {
+      pool.get().addFirst(this);
+    }
+
+    void free() {
+      pointer.close();
+    }
+  }
 }

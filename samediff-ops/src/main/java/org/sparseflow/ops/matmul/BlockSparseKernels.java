@@ -1,5 +1,14 @@
 package org.sparseflow.ops.matmul;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.openblas.global.openblas_nolapack;
@@ -11,453 +20,590 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.ops.pattern.BlockMask;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiConsumer;
-import java.util.function.IntFunction;
-import java.util.function.IntPredicate;
-
 /**
- * Block-sparse GEMM kernels for the ND4J CPU backend. Work is proportional to the kept blocks:
- * each kept (run of) b x b block(s) is one single-threaded BLAS call on strided panels of the dense
- * operands (no gather copies), and calls are spread over Java threads by output panel. Outputs can be
- * written without clearing them first (beta = 0 on the first call per panel), and each output panel is
- * probed for NaN while it is still in cache, so no pass over the dense operands is needed for validation. While a kernel
- * runs, OpenBLAS is set to one thread (many small GEMMs lose most of their time to BLAS threading,
- * see docs/benchmarks-ops.md) and the previous thread count is restored afterwards.
+ * Block-sparse GEMM kernels for the ND4J CPU backend. Work is proportional to the kept blocks: each
+ * kept (run of) b x b block(s) is one single-threaded BLAS call on strided panels of the dense
+ * operands (no gather copies), and calls are spread over Java threads by output panel. Outputs can
+ * be written without clearing them first (beta = 0 on the first call per panel), and each output
+ * panel is probed for NaN while it is still in cache, so no pass over the dense operands is needed
+ * for validation. While a kernel runs, OpenBLAS is set to one thread (many small GEMMs lose most of
+ * their time to BLAS threading, see docs/benchmarks-ops.md) and the previous thread count is
+ * restored afterwards.
  *
- * <p>Operands may be 'c' or 'f' ordered (or views with one unit stride); anything else is copied once.
+ * <p>Operands may be 'c' or 'f' ordered (or views with one unit stride); anything else is copied
+ * once.
  */
 public final class BlockSparseKernels {
 
-    private static final Logger LOG = LoggerFactory.getLogger(BlockSparseKernels.class);
+  private static final Logger LOG = LoggerFactory.getLogger(BlockSparseKernels.class);
 
-    /** Default number of Java threads: {@code -Dsparseflow.threads=N}, else the core count. */
-    public static final int THREADS = Math.max(1, Integer.getInteger("sparseflow.threads",
-            Runtime.getRuntime().availableProcessors()));
+  /** Default number of Java threads: {@code -Dsparseflow.threads=N}, else the core count. */
+  public static final int THREADS =
+      Math.max(
+          1, Integer.getInteger("sparseflow.threads", Runtime.getRuntime().availableProcessors()));
 
-    private static final int MAX_THREADS = Math.max(THREADS, Runtime.getRuntime().availableProcessors());
-    private static volatile int threads = THREADS;
+  private static final int MAX_THREADS =
+      Math.max(THREADS, Runtime.getRuntime().availableProcessors());
+  private static volatile int threads = THREADS;
 
-    private static final ExecutorService POOL = MAX_THREADS > 1 ? Executors.newFixedThreadPool(MAX_THREADS - 1, r -> {
-        Thread t = new Thread(r, "sparseflow-kernel");
-        t.setDaemon(true);
-        return t;
-    }) : null;
+  private static final ExecutorService POOL =
+      MAX_THREADS > 1
+          ? Executors.newFixedThreadPool(
+              MAX_THREADS - 1,
+              r -> {
+                Thread t = new Thread(r, "sparseflow-kernel");
+                t.setDaemon(true);
+                return t;
+              })
+          : null;
 
-    /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
-    private static final Object LOCK = new Object();
+  /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
+  private static final Object LOCK = new Object();
 
-    private static volatile Boolean cpuBackend;
+  private static volatile Boolean cpuBackend;
 
-    /** Java threads the kernels currently use. */
-    public static int threads() {
-        return threads;
+  /** Java threads the kernels currently use. */
+  public static int threads() {
+    return threads;
+  }
+
+  /** Sets the number of Java threads (1 = run on the calling thread, BLAS threads untouched). */
+  public static void setThreads(int n) {
+    if (n < 1 || n > MAX_THREADS) {
+      throw new IllegalArgumentException("threads = " + n + "; allowed: 1.." + MAX_THREADS);
     }
+    threads = n;
+  }
 
-    /** Sets the number of Java threads (1 = run on the calling thread, BLAS threads untouched). */
-    public static void setThreads(int n) {
-        if (n < 1 || n > MAX_THREADS) {
-            throw new IllegalArgumentException("threads = " + n + "; allowed: 1.." + MAX_THREADS);
-        }
-        threads = n;
+  private BlockSparseKernels() {}
+
+  /**
+   * True when the fast path applies: CPU backend with OpenBLAS, FLOAT or DOUBLE operands of one
+   * type.
+   */
+  public static boolean supports(INDArray... arrays) {
+    if (!isCpuOpenBlas()) {
+      return false;
     }
-
-    private BlockSparseKernels() {
+    DataType dt = arrays[0].dataType();
+    if (dt != DataType.FLOAT && dt != DataType.DOUBLE) {
+      return false;
     }
+    for (INDArray a : arrays) {
+      if (a.dataType() != dt || a.rank() != 2 || a.isEmpty()) {
+        return false;
+      }
+    }
+    return true;
+  }
 
-    /** True when the fast path applies: CPU backend with OpenBLAS, FLOAT or DOUBLE operands of one type. */
-    public static boolean supports(INDArray... arrays) {
-        if (!isCpuOpenBlas()) {
-            return false;
+  private static boolean isCpuOpenBlas() {
+    Boolean b = cpuBackend;
+    if (b == null) {
+      boolean ok;
+      try {
+        ok =
+            Nd4j.getBackend().getClass().getName().startsWith("org.nd4j.linalg.cpu.nativecpu")
+                || Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend;
+        ok = ok && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
+        if (ok) {
+          openblas_nolapack.blas_get_num_threads(); // loads the library
         }
-        DataType dt = arrays[0].dataType();
-        if (dt != DataType.FLOAT && dt != DataType.DOUBLE) {
-            return false;
-        }
-        for (INDArray a : arrays) {
-            if (a.dataType() != dt || a.rank() != 2 || a.isEmpty()) {
-                return false;
+      } catch (Throwable t) {
+        LOG.info(
+            "Block-sparse BLAS kernels unavailable ({}); using the dense masked fallback",
+            t.toString());
+        ok = false;
+      }
+      cpuBackend = b = ok;
+    }
+    return b;
+  }
+
+  // ------------------------------------------------------------------ public kernels
+
+  /**
+   * What a kernel found when it summed each output panel it wrote while the panel was still in
+   * cache: one BLAS {@code ?asum} per panel, so a NaN that reached the output through a kept block
+   * is detected at almost no cost (a NaN in a pruned weight or in activations that no kept block
+   * reads does not matter and is not reported).
+   */
+  public enum Probe {
+    CLEAN,
+    NAN
+  }
+
+  /**
+   * y = x (W o M). With {@code overwrite} the previous content of y is ignored (y may be
+   * uninitialised memory: the first GEMM of each output panel runs with beta = 0 and panels without
+   * kept blocks are cleared), otherwise the product is added to y. Returns whether y now contains
+   * NaN.
+   */
+  public static Probe forward(
+      INDArray x, INDArray w, BlockMask mask, INDArray y, boolean overwrite) {
+    final int b = mask.blockSize();
+    final int n = (int) x.size(0);
+    Mat mx = Mat.of(x), mw = Mat.of(w), my = Mat.of(y);
+    // unit of work: one output column block j (all its gemms write y[:, jb]);
+    // y[:, c0:c0+b] (+)= x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b] for each run of kept row blocks
+    // a contiguous row-major y is probed once as a whole after all panels: a row-major panel is
+    // b-wide rows
+    // far apart, and probing it per panel cost ~8% of a gpt-mini training step
+    int cols = (int) y.size(1);
+    boolean whole = overwrite && my.cs == 1 && my.rs == cols;
+    Probe p =
+        runPanels(
+            mask.blockCols(),
+            mask.blockRows(),
+            b,
+            j -> ib -> mask.isBlockKept(ib, j),
+            overwrite,
+            (j, r0, len, beta) ->
+                gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, j * b), my.sub(0, j * b), beta),
+            j -> my.sub(0, (long) j * b),
+            n,
+            b,
+            !whole);
+    if (whole && Double.isNaN(asum(my, n, cols))) {
+      return Probe.NAN;
+    }
+    return p;
+  }
+
+  /**
+   * dx = dy (W o M)^T, overwriting dx when {@code overwrite}, else adding to it (see {@link
+   * #forward}); returns whether dx has NaN.
+   */
+  public static Probe inputGrad(
+      INDArray dy, INDArray w, BlockMask mask, INDArray dx, boolean overwrite) {
+    final int b = mask.blockSize();
+    final int n = (int) dy.size(0);
+    Mat mdy = Mat.of(dy), mwt = Mat.of(w).t(), mdx = Mat.of(dx);
+    // unit of work: one input row block i (all its gemms write dx[:, ib]), i.e. a column block of
+    // W^T;
+    // dx[:, r0:r0+b] (+)= dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column
+    // blocks
+    // a contiguous row-major dx is probed once as a whole (as in forward)
+    int cols = (int) dx.size(1);
+    boolean whole = overwrite && mdx.cs == 1 && mdx.rs == cols;
+    Probe p =
+        runPanels(
+            mask.blockRows(),
+            mask.blockCols(),
+            b,
+            i -> jb -> mask.isBlockKept(i, jb),
+            overwrite,
+            (i, c0, len, beta) ->
+                gemm(
+                    n,
+                    b,
+                    len,
+                    mdy.sub(0, c0),
+                    mwt.sub(c0, (long) i * b),
+                    mdx.sub(0, (long) i * b),
+                    beta),
+            i -> mdx.sub(0, (long) i * b),
+            n,
+            b,
+            !whole);
+    if (whole && Double.isNaN(asum(mdx, n, cols))) {
+      return Probe.NAN;
+    }
+    return p;
+  }
+
+  /**
+   * dW = x^T dy on kept blocks only (written with beta = 0); entries outside the mask are not
+   * touched.
+   */
+  public static void weightGradKept(INDArray x, INDArray dy, BlockMask mask, INDArray dW) {
+    final int b = mask.blockSize();
+    final int n = (int) x.size(0);
+    Mat mxt = Mat.of(x).t(), mdy = Mat.of(dy), mdw = Mat.of(dW);
+    // dW[r0:r0+len, c0:c0+b] = x[:, r0:r0+len]^T * dy[:, c0:c0+b]
+    runPanels(
+        mask.blockCols(),
+        mask.blockRows(),
+        b,
+        j -> ib -> mask.isBlockKept(ib, j),
+        false,
+        (j, r0, len, beta) ->
+            gemm(
+                len,
+                b,
+                n,
+                mxt.sub(r0, 0),
+                mdy.sub(0, (long) j * b),
+                mdw.sub(r0, (long) j * b),
+                0.0),
+        null,
+        0,
+        0);
+  }
+
+  /**
+   * One BLAS call for output panel p on a run of kept blocks [start, start+len) (in elements), with
+   * beta.
+   */
+  private interface RunCall {
+    void call(int panel, int start, int len, double beta);
+  }
+
+  /**
+   * Runs one work unit per output panel p in [0, panels): the GEMM calls for every maximal run of
+   * kept blocks {@code kept.apply(p)} over [0, depth) blocks of size b (first with beta 0 when
+   * overwriting, panels with no kept block cleared), then, when {@code panelOf} is given, sums the
+   * panel (rows x cols) to probe for NaN.
+   */
+  private static Probe runPanels(
+      int panels,
+      int depth,
+      int b,
+      IntFunction<IntPredicate> kept,
+      boolean overwrite,
+      RunCall call,
+      IntFunction<Mat> panelOf,
+      int rows,
+      int cols) {
+    return runPanels(panels, depth, b, kept, overwrite, call, panelOf, rows, cols, true);
+  }
+
+  /**
+   * As above; {@code probe = false} skips the per-panel NaN probe (the caller probes the whole
+   * output).
+   */
+  private static Probe runPanels(
+      int panels,
+      int depth,
+      int b,
+      IntFunction<IntPredicate> kept,
+      boolean overwrite,
+      RunCall call,
+      IntFunction<Mat> panelOf,
+      int rows,
+      int cols,
+      boolean probe) {
+    List<List<Runnable>> bins = new ArrayList<>();
+    long[] cost = newBins(bins);
+    AtomicBoolean nan = new AtomicBoolean();
+    for (int p = 0; p < panels; p++) {
+      final int panel = p;
+      List<int[]> runs = new ArrayList<>();
+      IntPredicate k = kept.apply(panel);
+      int keptCount = forEachRun(depth, k, (s0, count) -> runs.add(new int[] {s0, count}));
+      if (runs.isEmpty() && !overwrite) {
+        continue;
+      }
+      Runnable unit =
+          () -> {
+            if (runs.isEmpty()) {
+              zero(panelOf.apply(panel), rows, cols);
+              return;
             }
-        }
-        return true;
-    }
-
-    private static boolean isCpuOpenBlas() {
-        Boolean b = cpuBackend;
-        if (b == null) {
-            boolean ok;
-            try {
-                ok = Nd4j.getBackend().getClass().getName().startsWith("org.nd4j.linalg.cpu.nativecpu")
-                        || Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend;
-                ok = ok && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
-                if (ok) {
-                    openblas_nolapack.blas_get_num_threads(); // loads the library
-                }
-            } catch (Throwable t) {
-                LOG.info("Block-sparse BLAS kernels unavailable ({}); using the dense masked fallback", t.toString());
-                ok = false;
+            for (int r = 0; r < runs.size(); r++) {
+              int[] run = runs.get(r);
+              call.call(panel, run[0] * b, run[1] * b, r == 0 && overwrite ? 0.0 : 1.0);
             }
-            cpuBackend = b = ok;
-        }
-        return b;
-    }
-
-    // ------------------------------------------------------------------ public kernels
-
-    /**
-     * What a kernel found when it summed each output panel it wrote while the panel was still in cache: one BLAS
-     * {@code ?asum} per panel, so a NaN that reached the output through a kept block is detected at almost no cost
-     * (a NaN in a pruned weight or in activations that no kept block reads does not matter and is not reported).
-     */
-    public enum Probe {
-        CLEAN, NAN
-    }
-
-    /**
-     * y = x (W o M). With {@code overwrite} the previous content of y is ignored (y may be uninitialised memory:
-     * the first GEMM of each output panel runs with beta = 0 and panels without kept blocks are cleared), otherwise
-     * the product is added to y. Returns whether y now contains NaN.
-     */
-    public static Probe forward(INDArray x, INDArray w, BlockMask mask, INDArray y, boolean overwrite) {
-        final int b = mask.blockSize();
-        final int n = (int) x.size(0);
-        Mat mx = Mat.of(x), mw = Mat.of(w), my = Mat.of(y);
-        // unit of work: one output column block j (all its gemms write y[:, jb]);
-        // y[:, c0:c0+b] (+)= x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b] for each run of kept row blocks
-        // a contiguous row-major y is probed once as a whole after all panels: a row-major panel is b-wide rows
-        // far apart, and probing it per panel cost ~8% of a gpt-mini training step
-        int cols = (int) y.size(1);
-        boolean whole = overwrite && my.cs == 1 && my.rs == cols;
-        Probe p = runPanels(mask.blockCols(), mask.blockRows(), b, j -> ib -> mask.isBlockKept(ib, j), overwrite,
-                (j, r0, len, beta) -> gemm(n, b, len, mx.sub(0, r0), mw.sub(r0, j * b), my.sub(0, j * b), beta),
-                j -> my.sub(0, (long) j * b), n, b, !whole);
-        if (whole && Double.isNaN(asum(my, n, cols))) {
-            return Probe.NAN;
-        }
-        return p;
-    }
-
-    /**
-     * dx = dy (W o M)^T, overwriting dx when {@code overwrite}, else adding to it (see {@link #forward}); returns
-     * whether dx has NaN.
-     */
-    public static Probe inputGrad(INDArray dy, INDArray w, BlockMask mask, INDArray dx, boolean overwrite) {
-        final int b = mask.blockSize();
-        final int n = (int) dy.size(0);
-        Mat mdy = Mat.of(dy), mwt = Mat.of(w).t(), mdx = Mat.of(dx);
-        // unit of work: one input row block i (all its gemms write dx[:, ib]), i.e. a column block of W^T;
-        // dx[:, r0:r0+b] (+)= dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column blocks
-        // a contiguous row-major dx is probed once as a whole (as in forward)
-        int cols = (int) dx.size(1);
-        boolean whole = overwrite && mdx.cs == 1 && mdx.rs == cols;
-        Probe p = runPanels(mask.blockRows(), mask.blockCols(), b, i -> jb -> mask.isBlockKept(i, jb), overwrite,
-                (i, c0, len, beta) -> gemm(n, b, len, mdy.sub(0, c0), mwt.sub(c0, (long) i * b), mdx.sub(0, (long) i * b), beta),
-                i -> mdx.sub(0, (long) i * b), n, b, !whole);
-        if (whole && Double.isNaN(asum(mdx, n, cols))) {
-            return Probe.NAN;
-        }
-        return p;
-    }
-
-    /** dW = x^T dy on kept blocks only (written with beta = 0); entries outside the mask are not touched. */
-    public static void weightGradKept(INDArray x, INDArray dy, BlockMask mask, INDArray dW) {
-        final int b = mask.blockSize();
-        final int n = (int) x.size(0);
-        Mat mxt = Mat.of(x).t(), mdy = Mat.of(dy), mdw = Mat.of(dW);
-        // dW[r0:r0+len, c0:c0+b] = x[:, r0:r0+len]^T * dy[:, c0:c0+b]
-        runPanels(mask.blockCols(), mask.blockRows(), b, j -> ib -> mask.isBlockKept(ib, j), false,
-                (j, r0, len, beta) -> gemm(len, b, n, mxt.sub(r0, 0), mdy.sub(0, (long) j * b), mdw.sub(r0, (long) j * b), 0.0),
-                null, 0, 0);
-    }
-
-    /** One BLAS call for output panel p on a run of kept blocks [start, start+len) (in elements), with beta. */
-    private interface RunCall {
-        void call(int panel, int start, int len, double beta);
-    }
-
-    /**
-     * Runs one work unit per output panel p in [0, panels): the GEMM calls for every maximal run of kept blocks
-     * {@code kept.apply(p)} over [0, depth) blocks of size b (first with beta 0 when overwriting, panels with no kept block
-     * cleared), then, when {@code panelOf} is given, sums the panel (rows x cols) to probe for NaN.
-     */
-    private static Probe runPanels(int panels, int depth, int b, IntFunction<IntPredicate> kept,
-                                   boolean overwrite, RunCall call, IntFunction<Mat> panelOf,
-                                   int rows, int cols) {
-        return runPanels(panels, depth, b, kept, overwrite, call, panelOf, rows, cols, true);
-    }
-
-    /** As above; {@code probe = false} skips the per-panel NaN probe (the caller probes the whole output). */
-    private static Probe runPanels(int panels, int depth, int b, IntFunction<IntPredicate> kept,
-                                   boolean overwrite, RunCall call, IntFunction<Mat> panelOf,
-                                   int rows, int cols, boolean probe) {
-        List<List<Runnable>> bins = new ArrayList<>();
-        long[] cost = newBins(bins);
-        AtomicBoolean nan = new AtomicBoolean();
-        for (int p = 0; p < panels; p++) {
-            final int panel = p;
-            List<int[]> runs = new ArrayList<>();
-            IntPredicate k = kept.apply(panel);
-            int keptCount = forEachRun(depth, k, (s0, count) -> runs.add(new int[]{s0, count}));
-            if (runs.isEmpty() && !overwrite) {
-                continue;
+            if (probe && panelOf != null && Double.isNaN(asum(panelOf.apply(panel), rows, cols))) {
+              nan.set(true);
             }
-            Runnable unit = () -> {
-                if (runs.isEmpty()) {
-                    zero(panelOf.apply(panel), rows, cols);
-                    return;
-                }
-                for (int r = 0; r < runs.size(); r++) {
-                    int[] run = runs.get(r);
-                    call.call(panel, run[0] * b, run[1] * b, r == 0 && overwrite ? 0.0 : 1.0);
-                }
-                if (probe && panelOf != null && Double.isNaN(asum(panelOf.apply(panel), rows, cols))) {
-                    nan.set(true);
-                }
-            };
-            addUnit(bins, cost, List.of(unit), Math.max(1, keptCount));
+          };
+      addUnit(bins, cost, List.of(unit), Math.max(1, keptCount));
+    }
+    run(bins);
+    return nan.get() ? Probe.NAN : Probe.CLEAN;
+  }
+
+  /**
+   * Calls {@code run(start, count)} for each maximal run of kept indices in [0, size); returns the
+   * kept count.
+   */
+  private static int forEachRun(int size, IntPredicate kept, BiConsumer<Integer, Integer> run) {
+    int total = 0;
+    for (int i = 0; i < size; ) {
+      if (!kept.test(i)) {
+        i++;
+        continue;
+      }
+      int i0 = i;
+      while (i < size && kept.test(i)) {
+        i++;
+      }
+      run.accept(i0, i - i0);
+      total += i - i0;
+    }
+    return total;
+  }
+
+  /**
+   * A number that is NaN when {@code a} holds a NaN and infinite when it holds an infinity (it may
+   * also be infinite by overflow, so callers confirm before they report): one BLAS {@code ?asum}
+   * over a contiguous float or double array (about 20x faster than ND4J's sum on a training step's
+   * 1M-element activations), else ND4J's sum.
+   */
+  public static double probeSum(INDArray a) {
+    DataType t = a.dataType();
+    boolean contiguous =
+        org.nd4j.linalg.api.shape.Shape.hasDefaultStridesForShape(a)
+            && a.elementWiseStride() == 1
+            && (t == DataType.FLOAT || t == DataType.DOUBLE)
+            && a.length() > 0
+            && a.length() < Integer.MAX_VALUE;
+    if (!contiguous) {
+      return a.sumNumber().doubleValue();
+    }
+    Mat m =
+        Mat.of(
+            a.reshape(
+                a.ordering(), a.length(), 1)); // same memory: handles view offsets as Mat.of does
+    return t == DataType.DOUBLE
+        ? openblas_nolapack.cblas_dasum((int) a.length(), doubleAt(m, 0), 1)
+        : openblas_nolapack.cblas_sasum((int) a.length(), floatAt(m, 0), 1);
+  }
+
+  /** Returns a, or a copy in 'f' order when a's strides cannot be handed to BLAS directly. */
+  public static INDArray blasCompatible(INDArray a) {
+    long rs = a.stride(0), cs = a.stride(1), rows = a.size(0), cols = a.size(1);
+    if ((rs == 1 && cs >= Math.max(1, rows)) || (cs == 1 && rs >= Math.max(1, cols))) {
+      return a;
+    }
+    return a.dup('f');
+  }
+
+  // ------------------------------------------------------------------ scheduling
+
+  private static long[] newBins(List<List<Runnable>> bins) {
+    int n = threads;
+    for (int t = 0; t < n; t++) {
+      bins.add(new ArrayList<>());
+    }
+    return new long[n];
+  }
+
+  /** Greedy balancing: a unit goes to the least loaded bin (units arrive in index order). */
+  private static void addUnit(
+      List<List<Runnable>> bins, long[] cost, List<Runnable> unit, int weight) {
+    if (unit.isEmpty()) {
+      return;
+    }
+    int best = 0;
+    for (int t = 1; t < cost.length; t++) {
+      if (cost[t] < cost[best]) {
+        best = t;
+      }
+    }
+    bins.get(best).addAll(unit);
+    cost[best] += weight;
+  }
+
+  private static void run(List<List<Runnable>> bins) {
+    synchronized (LOCK) {
+      Blas blas = Nd4j.factory().blas();
+      int previous = blas.getMaxThreads();
+      boolean switchThreads = bins.size() > 1 && previous != 1;
+      if (switchThreads) {
+        blas.setMaxThreads(1);
+      }
+      try {
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 1; t < bins.size(); t++) {
+          List<Runnable> bin = bins.get(t);
+          if (!bin.isEmpty()) {
+            futures.add(POOL.submit(() -> bin.forEach(Runnable::run)));
+          }
         }
-        run(bins);
-        return nan.get() ? Probe.NAN : Probe.CLEAN;
+        bins.get(0).forEach(Runnable::run);
+        for (Future<?> f : futures) {
+          try {
+            f.get();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted in block-sparse kernel", e);
+          } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("block-sparse kernel failed", e.getCause());
+          }
+        }
+      } finally {
+        if (switchThreads) {
+          blas.setMaxThreads(previous);
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ strided BLAS calls
+
+  /**
+   * A strided matrix in native memory: element (r, c) at address + (off + r*rs + c*cs) *
+   * elementSize.
+   */
+  static final class Mat {
+    final long address;
+    final long off;
+    final long rs;
+    final long cs;
+    final boolean isDouble;
+
+    Mat(long address, long off, long rs, long cs, boolean isDouble) {
+      this.address = address;
+      this.off = off;
+      this.rs = rs;
+      this.cs = cs;
+      this.isDouble = isDouble;
     }
 
-    /** Calls {@code run(start, count)} for each maximal run of kept indices in [0, size); returns the kept count. */
-    private static int forEachRun(int size, IntPredicate kept,
-                                  BiConsumer<Integer, Integer> run) {
-        int total = 0;
-        for (int i = 0; i < size; ) {
-            if (!kept.test(i)) {
-                i++;
-                continue;
-            }
-            int i0 = i;
-            while (i < size && kept.test(i)) {
-                i++;
-            }
-            run.accept(i0, i - i0);
-            total += i - i0;
-        }
-        return total;
+    static Mat of(INDArray a) {
+      return new Mat(
+          org.sparseflow.ops.NativeAddress.of(a),
+          0,
+          a.stride(0),
+          a.stride(1),
+          a.dataType() == DataType.DOUBLE);
     }
 
-    /**
-     * A number that is NaN when {@code a} holds a NaN and infinite when it holds an infinity (it may also be infinite
-     * by overflow, so callers confirm before they report): one BLAS {@code ?asum} over a contiguous float or
-     * double array (about 20x faster than ND4J's sum on a training step's 1M-element activations), else ND4J's sum.
-     */
-    public static double probeSum(INDArray a) {
-        DataType t = a.dataType();
-        boolean contiguous = org.nd4j.linalg.api.shape.Shape.hasDefaultStridesForShape(a) && a.elementWiseStride() == 1
-                && (t == DataType.FLOAT || t == DataType.DOUBLE) && a.length() > 0 && a.length() < Integer.MAX_VALUE;
-        if (!contiguous) {
-            return a.sumNumber().doubleValue();
-        }
-        Mat m = Mat.of(a.reshape(a.ordering(), a.length(), 1));   // same memory: handles view offsets as Mat.of does
-        return t == DataType.DOUBLE ? openblas_nolapack.cblas_dasum((int) a.length(), doubleAt(m, 0), 1)
-                : openblas_nolapack.cblas_sasum((int) a.length(), floatAt(m, 0), 1);
+    Mat sub(long r0, long c0) {
+      return new Mat(address, off + r0 * rs + c0 * cs, rs, cs, isDouble);
     }
 
-    /** Returns a, or a copy in 'f' order when a's strides cannot be handed to BLAS directly. */
-    public static INDArray blasCompatible(INDArray a) {
-        long rs = a.stride(0), cs = a.stride(1), rows = a.size(0), cols = a.size(1);
-        if ((rs == 1 && cs >= Math.max(1, rows)) || (cs == 1 && rs >= Math.max(1, cols))) {
-            return a;
-        }
-        return a.dup('f');
+    Mat t() {
+      return new Mat(address, off, cs, rs, isDouble);
     }
+  }
 
-    // ------------------------------------------------------------------ scheduling
+  private static boolean colMajor(Mat a, int rows, int cols) {
+    return a.rs == 1 && a.cs >= Math.max(1, rows);
+  }
 
-    private static long[] newBins(List<List<Runnable>> bins) {
-        int n = threads;
-        for (int t = 0; t < n; t++) {
-            bins.add(new ArrayList<>());
-        }
-        return new long[n];
+  private static boolean rowMajor(Mat a, int rows, int cols) {
+    return a.cs == 1 && a.rs >= Math.max(1, cols);
+  }
+
+  /** C[m x n] = A[m x k] B[k x n] + beta C, for any mix of row- and column-major operands. */
+  static void gemm(int m, int n, int k, Mat a, Mat b, Mat c, double beta) {
+    gemm(m, n, k, 1.0, a, b, c, beta);
+  }
+
+  /** C[m x n] = alpha A[m x k] B[k x n] + beta C. */
+  static void gemm(int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
+    if (colMajor(c, m, n)) {
+      colMajorGemm(m, n, k, alpha, a, b, c, beta);
+    } else if (rowMajor(c, m, n)) {
+      colMajorGemm(n, m, k, alpha, b.t(), a.t(), c.t(), beta); // C^T = B^T A^T
+    } else {
+      throw new IllegalStateException(
+          "output panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
     }
+  }
 
-    /** Greedy balancing: a unit goes to the least loaded bin (units arrive in index order). */
-    private static void addUnit(List<List<Runnable>> bins, long[] cost, List<Runnable> unit, int weight) {
-        if (unit.isEmpty()) {
-            return;
-        }
-        int best = 0;
-        for (int t = 1; t < cost.length; t++) {
-            if (cost[t] < cost[best]) {
-                best = t;
-            }
-        }
-        bins.get(best).addAll(unit);
-        cost[best] += weight;
+  /**
+   * Sets the rows x cols panel c to zero whatever it held (NaN included): BLAS defines C = 0 * A B
+   * + 0 * C as zero without reading C, so one call clears a strided panel of either order (A and B
+   * are c itself, k = 1).
+   */
+  static void zero(Mat c, int rows, int cols) {
+    gemm(rows, cols, 1, 0.0, c, c, c, 0.0);
+  }
+
+  /**
+   * Sum of |c| over a rows x cols panel (NaN if any element is NaN): one ?asum per contiguous
+   * column or row.
+   */
+  static double asum(Mat c, int rows, int cols) {
+    boolean col = colMajor(c, rows, cols);
+    if (!col && !rowMajor(c, rows, cols)) {
+      throw new IllegalStateException("panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
     }
-
-    private static void run(List<List<Runnable>> bins) {
-        synchronized (LOCK) {
-            Blas blas = Nd4j.factory().blas();
-            int previous = blas.getMaxThreads();
-            boolean switchThreads = bins.size() > 1 && previous != 1;
-            if (switchThreads) {
-                blas.setMaxThreads(1);
-            }
-            try {
-                List<Future<?>> futures = new ArrayList<>();
-                for (int t = 1; t < bins.size(); t++) {
-                    List<Runnable> bin = bins.get(t);
-                    if (!bin.isEmpty()) {
-                        futures.add(POOL.submit(() -> bin.forEach(Runnable::run)));
-                    }
-                }
-                bins.get(0).forEach(Runnable::run);
-                for (Future<?> f : futures) {
-                    try {
-                        f.get();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IllegalStateException("interrupted in block-sparse kernel", e);
-                    } catch (java.util.concurrent.ExecutionException e) {
-                        throw new IllegalStateException("block-sparse kernel failed", e.getCause());
-                    }
-                }
-            } finally {
-                if (switchThreads) {
-                    blas.setMaxThreads(previous);
-                }
-            }
-        }
+    long lines = col ? cols : rows, len = col ? rows : cols, ld = col ? c.cs : c.rs;
+    if (lines == 1 || ld == len) { // contiguous: one call
+      return c.isDouble
+          ? openblas_nolapack.cblas_dasum((int) (lines * len), doubleAt(c, 0), 1)
+          : openblas_nolapack.cblas_sasum((int) (lines * len), floatAt(c, 0), 1);
     }
-
-    // ------------------------------------------------------------------ strided BLAS calls
-
-    /** A strided matrix in native memory: element (r, c) at address + (off + r*rs + c*cs) * elementSize. */
-    static final class Mat {
-        final long address;
-        final long off;
-        final long rs;
-        final long cs;
-        final boolean isDouble;
-
-        Mat(long address, long off, long rs, long cs, boolean isDouble) {
-            this.address = address;
-            this.off = off;
-            this.rs = rs;
-            this.cs = cs;
-            this.isDouble = isDouble;
-        }
-
-        static Mat of(INDArray a) {
-            return new Mat(org.sparseflow.ops.NativeAddress.of(a), 0, a.stride(0), a.stride(1),
-                    a.dataType() == DataType.DOUBLE);
-        }
-
-        Mat sub(long r0, long c0) {
-            return new Mat(address, off + r0 * rs + c0 * cs, rs, cs, isDouble);
-        }
-
-        Mat t() {
-            return new Mat(address, off, cs, rs, isDouble);
-        }
+    double s = 0;
+    if (lines > len) {
+      // many short lines (a row-major panel b columns wide): len strided calls across the lines
+      // instead
+      for (long j = 0; j < len; j++) {
+        Mat across = col ? c.sub(j, 0) : c.sub(0, j);
+        s +=
+            c.isDouble
+                ? openblas_nolapack.cblas_dasum((int) lines, doubleAt(across, 0), (int) ld)
+                : openblas_nolapack.cblas_sasum((int) lines, floatAt(across, 0), (int) ld);
+      }
+      return s;
     }
-
-    private static boolean colMajor(Mat a, int rows, int cols) {
-        return a.rs == 1 && a.cs >= Math.max(1, rows);
+    for (long l = 0; l < lines; l++) {
+      Mat line = col ? c.sub(0, l) : c.sub(l, 0);
+      s +=
+          c.isDouble
+              ? openblas_nolapack.cblas_dasum((int) len, doubleAt(line, 0), 1)
+              : openblas_nolapack.cblas_sasum((int) len, floatAt(line, 0), 1);
     }
+    return s;
+  }
 
-    private static boolean rowMajor(Mat a, int rows, int cols) {
-        return a.cs == 1 && a.rs >= Math.max(1, cols);
+  private static void colMajorGemm(
+      int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
+    int transA, lda, transB, ldb;
+    if (colMajor(a, m, k)) {
+      transA = openblas_nolapack.CblasNoTrans;
+      lda = (int) a.cs;
+    } else if (rowMajor(a, m, k)) {
+      transA = openblas_nolapack.CblasTrans;
+      lda = (int) a.rs;
+    } else {
+      throw new IllegalStateException("A panel is not BLAS compatible: rs=" + a.rs + " cs=" + a.cs);
     }
+    if (colMajor(b, k, n)) {
+      transB = openblas_nolapack.CblasNoTrans;
+      ldb = (int) b.cs;
+    } else if (rowMajor(b, k, n)) {
+      transB = openblas_nolapack.CblasTrans;
+      ldb = (int) b.rs;
+    } else {
+      throw new IllegalStateException("B panel is not BLAS compatible: rs=" + b.rs + " cs=" + b.cs);
+    }
+    int ldc = (int) Math.max(c.cs, Math.max(1, m));
+    if (c.isDouble) {
+      openblas_nolapack.cblas_dgemm(
+          openblas_nolapack.CblasColMajor,
+          transA,
+          transB,
+          m,
+          n,
+          k,
+          alpha,
+          doubleAt(a, 0),
+          lda,
+          doubleAt(b, 1),
+          ldb,
+          beta,
+          doubleAt(c, 2),
+          ldc);
+    } else {
+      openblas_nolapack.cblas_sgemm(
+          openblas_nolapack.CblasColMajor,
+          transA,
+          transB,
+          m,
+          n,
+          k,
+          (float) alpha,
+          floatAt(a, 0),
+          lda,
+          floatAt(b, 1),
+          ldb,
+          (float) beta,
+          floatAt(c, 2),
+          ldc);
+    }
+  }
 
-    /** C[m x n] = A[m x k] B[k x n] + beta C, for any mix of row- and column-major operands. */
-    static void gemm(int m, int n, int k, Mat a, Mat b, Mat c, double beta) {
-        gemm(m, n, k, 1.0, a, b, c, beta);
-    }
+  private static FloatPointer floatAt(Mat a, int slot) {
+    return org.sparseflow.ops.RawPointers.floatAt(slot, a.address + a.off * 4L);
+  }
 
-    /** C[m x n] = alpha A[m x k] B[k x n] + beta C. */
-    static void gemm(int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
-        if (colMajor(c, m, n)) {
-            colMajorGemm(m, n, k, alpha, a, b, c, beta);
-        } else if (rowMajor(c, m, n)) {
-            colMajorGemm(n, m, k, alpha, b.t(), a.t(), c.t(), beta);     // C^T = B^T A^T
-        } else {
-            throw new IllegalStateException("output panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
-        }
-    }
-
-    /**
-     * Sets the rows x cols panel c to zero whatever it held (NaN included): BLAS defines C = 0 * A B + 0 * C as
-     * zero without reading C, so one call clears a strided panel of either order (A and B are c itself, k = 1).
-     */
-    static void zero(Mat c, int rows, int cols) {
-        gemm(rows, cols, 1, 0.0, c, c, c, 0.0);
-    }
-
-    /** Sum of |c| over a rows x cols panel (NaN if any element is NaN): one ?asum per contiguous column or row. */
-    static double asum(Mat c, int rows, int cols) {
-        boolean col = colMajor(c, rows, cols);
-        if (!col && !rowMajor(c, rows, cols)) {
-            throw new IllegalStateException("panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
-        }
-        long lines = col ? cols : rows, len = col ? rows : cols, ld = col ? c.cs : c.rs;
-        if (lines == 1 || ld == len) {          // contiguous: one call
-            return c.isDouble ? openblas_nolapack.cblas_dasum((int) (lines * len), doubleAt(c, 0), 1)
-                    : openblas_nolapack.cblas_sasum((int) (lines * len), floatAt(c, 0), 1);
-        }
-        double s = 0;
-        if (lines > len) {
-            // many short lines (a row-major panel b columns wide): len strided calls across the lines instead
-            for (long j = 0; j < len; j++) {
-                Mat across = col ? c.sub(j, 0) : c.sub(0, j);
-                s += c.isDouble ? openblas_nolapack.cblas_dasum((int) lines, doubleAt(across, 0), (int) ld)
-                        : openblas_nolapack.cblas_sasum((int) lines, floatAt(across, 0), (int) ld);
-            }
-            return s;
-        }
-        for (long l = 0; l < lines; l++) {
-            Mat line = col ? c.sub(0, l) : c.sub(l, 0);
-            s += c.isDouble ? openblas_nolapack.cblas_dasum((int) len, doubleAt(line, 0), 1)
-                    : openblas_nolapack.cblas_sasum((int) len, floatAt(line, 0), 1);
-        }
-        return s;
-    }
-
-    private static void colMajorGemm(int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
-        int transA, lda, transB, ldb;
-        if (colMajor(a, m, k)) {
-            transA = openblas_nolapack.CblasNoTrans;
-            lda = (int) a.cs;
-        } else if (rowMajor(a, m, k)) {
-            transA = openblas_nolapack.CblasTrans;
-            lda = (int) a.rs;
-        } else {
-            throw new IllegalStateException("A panel is not BLAS compatible: rs=" + a.rs + " cs=" + a.cs);
-        }
-        if (colMajor(b, k, n)) {
-            transB = openblas_nolapack.CblasNoTrans;
-            ldb = (int) b.cs;
-        } else if (rowMajor(b, k, n)) {
-            transB = openblas_nolapack.CblasTrans;
-            ldb = (int) b.rs;
-        } else {
-            throw new IllegalStateException("B panel is not BLAS compatible: rs=" + b.rs + " cs=" + b.cs);
-        }
-        int ldc = (int) Math.max(c.cs, Math.max(1, m));
-        if (c.isDouble) {
-            openblas_nolapack.cblas_dgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, alpha,
-                    doubleAt(a, 0), lda, doubleAt(b, 1), ldb, beta, doubleAt(c, 2), ldc);
-        } else {
-            openblas_nolapack.cblas_sgemm(openblas_nolapack.CblasColMajor, transA, transB, m, n, k, (float) alpha,
-                    floatAt(a, 0), lda, floatAt(b, 1), ldb, (float) beta, floatAt(c, 2), ldc);
-        }
-    }
-
-    private static FloatPointer floatAt(Mat a, int slot) {
-        return org.sparseflow.ops.RawPointers.floatAt(slot, a.address + a.off * 4L);
-    }
-
-    private static DoublePointer doubleAt(Mat a, int slot) {
-        return org.sparseflow.ops.RawPointers.doubleAt(slot, a.address + a.off * 8L);
-    }
+  private static DoublePointer doubleAt(Mat a, int slot) {
+    return org.sparseflow.ops.RawPointers.doubleAt(slot, a.address + a.off * 8L);
+  }
 }

@@ -1,5 +1,6 @@
 package org.sparseflow.ops.matmul;
 
+import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.impl.reduce.longer.MatchCondition;
@@ -8,289 +9,357 @@ import org.nd4j.linalg.indexing.conditions.Conditions;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.SparseMask;
 
-import java.util.Arrays;
-
 /**
  * Sparse linear map y = x (W o M) + b with W [nIn, nOut] stored dense and M a {@link SparseMask}.
  *
- * <p>Block masks on the CPU backend run {@link BlockSparseKernels} (work proportional to kept blocks).
- * Element and N:M masks, and other backends, use the dense masked product (same numbers, no speedup).
- * The NaN check on inputs can be switched off with {@code -Dsparseflow.checkNaN=false}.
+ * <p>Block masks on the CPU backend run {@link BlockSparseKernels} (work proportional to kept
+ * blocks). Element and N:M masks, and other backends, use the dense masked product (same numbers,
+ * no speedup). The NaN check on inputs can be switched off with {@code
+ * -Dsparseflow.checkNaN=false}.
  */
 public final class SparseLinear {
 
-    /** Gradients of {@link #backward}: dx [N, nIn], dW [nIn, nOut], dBias [nOut]. */
-    public record Grads(INDArray dx, INDArray dW, INDArray dBias) {
+  /** Gradients of {@link #backward}: dx [N, nIn], dW [nIn, nOut], dBias [nOut]. */
+  public record Grads(INDArray dx, INDArray dW, INDArray dBias) {}
+
+  /**
+   * Block masks denser than this use the dense masked product: per-block GEMMs repack the
+   * activations for every output block and reach only about half of dense GEMM efficiency, so above
+   * ~0.4-0.5 dense is as fast. Override with {@code -Dsparseflow.denseAbove=<density>}.
+   */
+  public static final double DENSE_ABOVE =
+      Double.parseDouble(System.getProperty("sparseflow.denseAbove", "0.4"));
+
+  private static final boolean CHECK_NAN =
+      !"false".equalsIgnoreCase(System.getProperty("sparseflow.checkNaN"));
+
+  private SparseLinear() {}
+
+  /** y [N, nOut] = x [N, nIn] (W o M) + bias; bias may be null. */
+  public static INDArray forward(INDArray x, INDArray w, INDArray bias, SparseMask mask) {
+    validate(x, w, mask, "x");
+    DataType dt = w.dataType();
+    // the block kernels overwrite every element, so the output need not be cleared first
+    INDArray y =
+        fastPath(mask, x, w)
+            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f')
+            : Nd4j.create(dt, new long[] {x.size(0), w.size(1)}, 'f');
+    forwardChecked(x, w, bias, mask, y);
+    return y;
+  }
+
+  /** As {@link #forward} but writes into y [N, nOut] (any BLAS-compatible layout; overwritten). */
+  public static void forwardInto(
+      INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
+    validate(x, w, mask, "x");
+    forwardChecked(x, w, bias, mask, y);
+  }
+
+  /**
+   * Forward after validation of shapes and types. On the block-kernel path NaN in x or in kept
+   * weights is found by the kernel's probe of the output (a NaN that no kept block reads does not
+   * matter); elsewhere x and w are checked up front.
+   */
+  private static void forwardChecked(
+      INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
+    if (bias != null) {
+      if (bias.length() != w.size(1)) {
+        throw new IllegalArgumentException(
+            "bias has shape "
+                + Arrays.toString(bias.shape())
+                + "; expected length nOut = "
+                + w.size(1));
+      }
+      checkNoNaN("bias", bias);
     }
-
-    /**
-     * Block masks denser than this use the dense masked product: per-block GEMMs repack the activations for every
-     * output block and reach only about half of dense GEMM efficiency, so above ~0.4-0.5 dense is as fast.
-     * Override with {@code -Dsparseflow.denseAbove=<density>}.
-     */
-    public static final double DENSE_ABOVE = Double.parseDouble(System.getProperty("sparseflow.denseAbove", "0.4"));
-
-    private static final boolean CHECK_NAN = !"false".equalsIgnoreCase(System.getProperty("sparseflow.checkNaN"));
-
-    private SparseLinear() {
+    checkOutput("y", y, x.size(0), w.size(1));
+    if (fastPath(mask, x, w, y)) {
+      INDArray xb = BlockSparseKernels.blasCompatible(x);
+      INDArray wb = BlockSparseKernels.blasCompatible(w);
+      INDArray yb = BlockSparseKernels.blasCompatible(y);
+      BlockSparseKernels.Probe probe =
+          BlockSparseKernels.forward(xb, wb, (BlockMask) mask, yb, true);
+      if (probe == BlockSparseKernels.Probe.NAN) {
+        checkNoNaN("x", x);
+        checkNoNaNKept("w", w, mask);
+      }
+      if (yb != y) {
+        y.assign(yb);
+      }
+    } else {
+      checkNoNaN("x", x);
+      checkNoNaN("w", w);
+      x.mmul(w.mul(mask.cachedDense(w.dataType())), y); // x and w share a type (validated)
     }
-
-    /** y [N, nOut] = x [N, nIn] (W o M) + bias; bias may be null. */
-    public static INDArray forward(INDArray x, INDArray w, INDArray bias, SparseMask mask) {
-        validate(x, w, mask, "x");
-        DataType dt = w.dataType();
-        // the block kernels overwrite every element, so the output need not be cleared first
-        INDArray y = fastPath(mask, x, w)
-                ? Nd4j.createUninitialized(dt, new long[]{x.size(0), w.size(1)}, 'f')
-                : Nd4j.create(dt, new long[]{x.size(0), w.size(1)}, 'f');
-        forwardChecked(x, w, bias, mask, y);
-        return y;
+    if (bias != null) {
+      y.addiRowVector(bias.reshape(1, w.size(1)).castTo(y.dataType()));
     }
+  }
 
-    /** As {@link #forward} but writes into y [N, nOut] (any BLAS-compatible layout; overwritten). */
-    public static void forwardInto(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
-        validate(x, w, mask, "x");
-        forwardChecked(x, w, bias, mask, y);
+  /**
+   * Gradients of y = x (W o M) + b. dW is zero outside the mask unless {@code denseWeightGrad}, in
+   * which case it is the full x^T dy (what RigL-style regrowth needs).
+   */
+  public static Grads backward(
+      INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad) {
+    validate(x, w, mask, "x");
+    DataType dt = w.dataType();
+    INDArray dx =
+        fastPath(mask, x, w)
+            ? Nd4j.createUninitialized(
+                dt, new long[] {x.size(0), x.size(1)}, 'f') // overwritten by the kernel
+            : Nd4j.create(dt, new long[] {x.size(0), x.size(1)}, 'f');
+    INDArray dW = Nd4j.create(dt, new long[] {w.size(0), w.size(1)}, 'f');
+    INDArray dBias = Nd4j.create(dt, w.size(1));
+    backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, true);
+    return new Grads(dx, dW, dBias);
+  }
+
+  /** As {@link #backward} but writes into the given arrays (each may be null to skip it). */
+  public static void backwardInto(
+      INDArray x,
+      INDArray w,
+      SparseMask mask,
+      INDArray dy,
+      boolean denseWeightGrad,
+      INDArray dx,
+      INDArray dW,
+      INDArray dBias) {
+    validate(x, w, mask, "x");
+    backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, false);
+  }
+
+  /**
+   * Backward after validation of x, w, mask; {@code dWIsZero} skips clearing a fresh dW. NaN
+   * checks: dy through dBias (every element of dy enters the column sums), x up front when dW is
+   * wanted, kept weights through the kernel's probe of dx (dW = x^T dy does not read w).
+   */
+  private static void backwardChecked(
+      INDArray x,
+      INDArray w,
+      SparseMask mask,
+      INDArray dy,
+      boolean denseWeightGrad,
+      INDArray dx,
+      INDArray dW,
+      INDArray dBias,
+      boolean dWIsZero) {
+    MaskCheck.matrix("dy", dy);
+    if (dy.size(0) != x.size(0) || dy.size(1) != w.size(1)) {
+      throw new IllegalArgumentException(
+          "dy has shape "
+              + Arrays.toString(dy.shape())
+              + "; expected ["
+              + x.size(0)
+              + ", "
+              + w.size(1)
+              + "]");
     }
-
-    /**
-     * Forward after validation of shapes and types. On the block-kernel path NaN in x or in kept weights is found
-     * by the kernel's probe of the output (a NaN that no kept block reads does not matter); elsewhere x and w are
-     * checked up front.
-     */
-    private static void forwardChecked(INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
-        if (bias != null) {
-            if (bias.length() != w.size(1)) {
-                throw new IllegalArgumentException("bias has shape " + Arrays.toString(bias.shape()) + "; expected length nOut = " + w.size(1));
-            }
-            checkNoNaN("bias", bias);
+    if (dx != null) {
+      checkOutput("dx", dx, x.size(0), x.size(1));
+    }
+    if (dW != null) {
+      checkOutput("dW", dW, w.size(0), w.size(1));
+    }
+    if (dBias != null) {
+      if (dBias.length() != w.size(1)) {
+        throw new IllegalArgumentException(
+            "dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
+      }
+      dBias.assign(dy.sum(0).reshape(dBias.shape()));
+      if (Double.isNaN(dBias.sumNumber().doubleValue())) {
+        checkNoNaN("dy", dy);
+      }
+    } else {
+      checkNoNaN("dy", dy);
+    }
+    if (dW != null) {
+      checkNoNaN("x", x);
+    }
+    DataType dt = w.dataType();
+    boolean fast =
+        fastPath(mask, x, w, dy)
+            && (dx == null || dx.dataType() == dt)
+            && (dW == null || dW.dataType() == dt);
+    if (fast) {
+      BlockMask bm = (BlockMask) mask;
+      INDArray xb = BlockSparseKernels.blasCompatible(x);
+      INDArray wb = BlockSparseKernels.blasCompatible(w);
+      INDArray dyb = BlockSparseKernels.blasCompatible(dy);
+      if (dx != null) {
+        INDArray dxb = BlockSparseKernels.blasCompatible(dx);
+        if (BlockSparseKernels.inputGrad(dyb, wb, bm, dxb, true) == BlockSparseKernels.Probe.NAN) {
+          checkNoNaNKept("w", w, mask);
         }
-        checkOutput("y", y, x.size(0), w.size(1));
-        if (fastPath(mask, x, w, y)) {
-            INDArray xb = BlockSparseKernels.blasCompatible(x);
-            INDArray wb = BlockSparseKernels.blasCompatible(w);
-            INDArray yb = BlockSparseKernels.blasCompatible(y);
-            BlockSparseKernels.Probe probe = BlockSparseKernels.forward(xb, wb, (BlockMask) mask, yb, true);
-            if (probe == BlockSparseKernels.Probe.NAN) {
-                checkNoNaN("x", x);
-                checkNoNaNKept("w", w, mask);
-            }
-            if (yb != y) {
-                y.assign(yb);
-            }
+        if (dxb != dx) {
+          dx.assign(dxb);
+        }
+      }
+      if (dW != null) {
+        if (denseWeightGrad) {
+          dW.assign(xb.transpose().mmul(dyb));
         } else {
-            checkNoNaN("x", x);
-            checkNoNaN("w", w);
-            x.mmul(w.mul(mask.cachedDense(w.dataType())), y);   // x and w share a type (validated)
+          INDArray dWb = BlockSparseKernels.blasCompatible(dW);
+          if (!dWIsZero || dWb != dW) {
+            dWb.assign(0.0);
+          }
+          BlockSparseKernels.weightGradKept(xb, dyb, bm, dWb);
+          if (dWb != dW) {
+            dW.assign(dWb);
+          }
         }
-        if (bias != null) {
-            y.addiRowVector(bias.reshape(1, w.size(1)).castTo(y.dataType()));
+      }
+    } else {
+      checkNoNaN("w", w);
+      INDArray m = mask.cachedDense(dt);
+      INDArray dyc = dy.castTo(dt);
+      if (dx != null) {
+        dyc.mmul(w.mul(m).transpose(), dx);
+      }
+      if (dW != null) {
+        x.transpose().mmul(dyc, dW);
+        if (!denseWeightGrad) {
+          dW.muli(m);
         }
+      }
     }
+  }
 
-    /**
-     * Gradients of y = x (W o M) + b. dW is zero outside the mask unless {@code denseWeightGrad}, in which
-     * case it is the full x^T dy (what RigL-style regrowth needs).
-     */
-    public static Grads backward(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad) {
-        validate(x, w, mask, "x");
-        DataType dt = w.dataType();
-        INDArray dx = fastPath(mask, x, w)
-                ? Nd4j.createUninitialized(dt, new long[]{x.size(0), x.size(1)}, 'f')   // overwritten by the kernel
-                : Nd4j.create(dt, new long[]{x.size(0), x.size(1)}, 'f');
-        INDArray dW = Nd4j.create(dt, new long[]{w.size(0), w.size(1)}, 'f');
-        INDArray dBias = Nd4j.create(dt, w.size(1));
-        backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, true);
-        return new Grads(dx, dW, dBias);
+  /** True when the block kernels run for this mask and these operands. */
+  private static boolean fastPath(SparseMask mask, INDArray... arrays) {
+    return useBlockKernels(mask) && BlockSparseKernels.supports(arrays);
+  }
+
+  private static boolean useBlockKernels(SparseMask mask) {
+    return mask instanceof BlockMask && mask.density() <= DENSE_ABOVE;
+  }
+
+  // ------------------------------------------------------------------ FLOP accounting
+
+  /**
+   * Forward multiply-add FLOPs (2 per MAC) of an N x nIn by nIn x nOut product at a weight density.
+   */
+  public static double forwardFlops(long batch, long nIn, long nOut, double density) {
+    return 2.0 * batch * nIn * nOut * density;
+  }
+
+  /**
+   * Backward FLOPs: dx at the mask density plus dW at the mask density (or dense when requested).
+   */
+  public static double backwardFlops(
+      long batch, long nIn, long nOut, double density, boolean denseWeightGrad) {
+    return 2.0 * batch * nIn * nOut * density
+        + 2.0 * batch * nIn * nOut * (denseWeightGrad ? 1.0 : density);
+  }
+
+  /** Forward FLOPs for a concrete mask. */
+  public static double forwardFlops(long batch, SparseMask mask) {
+    return 2.0 * batch * mask.nnz();
+  }
+
+  /** Backward FLOPs for a concrete mask. */
+  public static double backwardFlops(long batch, SparseMask mask, boolean denseWeightGrad) {
+    return backwardFlops(batch, mask.rows(), mask.cols(), mask.density(), denseWeightGrad);
+  }
+
+  // ------------------------------------------------------------------ validation
+
+  private static void validate(INDArray x, INDArray w, SparseMask mask, String xName) {
+    if (mask == null) {
+      throw new IllegalArgumentException("mask = null; a SparseMask matching w is required");
     }
-
-    /** As {@link #backward} but writes into the given arrays (each may be null to skip it). */
-    public static void backwardInto(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad,
-                                    INDArray dx, INDArray dW, INDArray dBias) {
-        validate(x, w, mask, "x");
-        backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, false);
+    MaskCheck.matrix(xName, x);
+    mask.checkShape("w", w);
+    if (!w.dataType().isFPType()) {
+      throw new IllegalArgumentException(
+          "w has data type " + w.dataType() + "; allowed: FLOAT, DOUBLE, HALF, BFLOAT16");
     }
-
-    /**
-     * Backward after validation of x, w, mask; {@code dWIsZero} skips clearing a fresh dW. NaN checks: dy through
-     * dBias (every element of dy enters the column sums), x up front when dW is wanted, kept weights through
-     * the kernel's probe of dx (dW = x^T dy does not read w).
-     */
-    private static void backwardChecked(INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad,
-                                        INDArray dx, INDArray dW, INDArray dBias, boolean dWIsZero) {
-        MaskCheck.matrix("dy", dy);
-        if (dy.size(0) != x.size(0) || dy.size(1) != w.size(1)) {
-            throw new IllegalArgumentException("dy has shape " + Arrays.toString(dy.shape()) + "; expected [" + x.size(0) + ", " + w.size(1) + "]");
-        }
-        if (dx != null) {
-            checkOutput("dx", dx, x.size(0), x.size(1));
-        }
-        if (dW != null) {
-            checkOutput("dW", dW, w.size(0), w.size(1));
-        }
-        if (dBias != null) {
-            if (dBias.length() != w.size(1)) {
-                throw new IllegalArgumentException("dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
-            }
-            dBias.assign(dy.sum(0).reshape(dBias.shape()));
-            if (Double.isNaN(dBias.sumNumber().doubleValue())) {
-                checkNoNaN("dy", dy);
-            }
-        } else {
-            checkNoNaN("dy", dy);
-        }
-        if (dW != null) {
-            checkNoNaN("x", x);
-        }
-        DataType dt = w.dataType();
-        boolean fast = fastPath(mask, x, w, dy)
-                && (dx == null || dx.dataType() == dt) && (dW == null || dW.dataType() == dt);
-        if (fast) {
-            BlockMask bm = (BlockMask) mask;
-            INDArray xb = BlockSparseKernels.blasCompatible(x);
-            INDArray wb = BlockSparseKernels.blasCompatible(w);
-            INDArray dyb = BlockSparseKernels.blasCompatible(dy);
-            if (dx != null) {
-                INDArray dxb = BlockSparseKernels.blasCompatible(dx);
-                if (BlockSparseKernels.inputGrad(dyb, wb, bm, dxb, true) == BlockSparseKernels.Probe.NAN) {
-                    checkNoNaNKept("w", w, mask);
-                }
-                if (dxb != dx) {
-                    dx.assign(dxb);
-                }
-            }
-            if (dW != null) {
-                if (denseWeightGrad) {
-                    dW.assign(xb.transpose().mmul(dyb));
-                } else {
-                    INDArray dWb = BlockSparseKernels.blasCompatible(dW);
-                    if (!dWIsZero || dWb != dW) {
-                        dWb.assign(0.0);
-                    }
-                    BlockSparseKernels.weightGradKept(xb, dyb, bm, dWb);
-                    if (dWb != dW) {
-                        dW.assign(dWb);
-                    }
-                }
-            }
-        } else {
-            checkNoNaN("w", w);
-            INDArray m = mask.cachedDense(dt);
-            INDArray dyc = dy.castTo(dt);
-            if (dx != null) {
-                dyc.mmul(w.mul(m).transpose(), dx);
-            }
-            if (dW != null) {
-                x.transpose().mmul(dyc, dW);
-                if (!denseWeightGrad) {
-                    dW.muli(m);
-                }
-            }
-        }
+    if (x.dataType() != w.dataType()) {
+      throw new IllegalArgumentException(
+          xName
+              + " has data type "
+              + x.dataType()
+              + " but w has "
+              + w.dataType()
+              + "; they must match");
     }
-
-    /** True when the block kernels run for this mask and these operands. */
-    private static boolean fastPath(SparseMask mask, INDArray... arrays) {
-        return useBlockKernels(mask) && BlockSparseKernels.supports(arrays);
+    if (x.size(1) != w.size(0)) {
+      throw new IllegalArgumentException(
+          xName
+              + " has shape "
+              + Arrays.toString(x.shape())
+              + "; expected [N, "
+              + w.size(0)
+              + "] to match w "
+              + Arrays.toString(w.shape()));
     }
+  }
 
-    private static boolean useBlockKernels(SparseMask mask) {
-        return mask instanceof BlockMask && mask.density() <= DENSE_ABOVE;
+  private static void checkOutput(String name, INDArray out, long rows, long cols) {
+    MaskCheck.matrix(name, out);
+    if (out.size(0) != rows || out.size(1) != cols) {
+      throw new IllegalArgumentException(
+          name
+              + " has shape "
+              + Arrays.toString(out.shape())
+              + "; expected ["
+              + rows
+              + ", "
+              + cols
+              + "]");
     }
+  }
 
-    // ------------------------------------------------------------------ FLOP accounting
+  /**
+   * Throws IllegalArgumentException naming the argument if a contains NaN (unless
+   * -Dsparseflow.checkNaN=false).
+   */
+  public static void requireNoNaN(String name, INDArray a) {
+    checkNoNaN(name, a);
+  }
 
-    /** Forward multiply-add FLOPs (2 per MAC) of an N x nIn by nIn x nOut product at a weight density. */
-    public static double forwardFlops(long batch, long nIn, long nOut, double density) {
-        return 2.0 * batch * nIn * nOut * density;
+  /** Throws if w has NaN where the mask keeps weights (pruned entries are never read). */
+  static void checkNoNaNKept(String name, INDArray w, SparseMask mask) {
+    if (!CHECK_NAN) {
+      return;
     }
-
-    /** Backward FLOPs: dx at the mask density plus dW at the mask density (or dense when requested). */
-    public static double backwardFlops(long batch, long nIn, long nOut, double density, boolean denseWeightGrad) {
-        return 2.0 * batch * nIn * nOut * density + 2.0 * batch * nIn * nOut * (denseWeightGrad ? 1.0 : density);
+    INDArray keptNaN = w.isNaN().castTo(w.dataType()).muli(mask.cachedDense(w.dataType()));
+    long nans = Math.round(keptNaN.sumNumber().doubleValue());
+    if (nans > 0) {
+      throw new IllegalArgumentException(
+          name + " contains " + nans + " NaN value(s) in kept weights; allowed: finite numbers");
     }
+  }
 
-    /** Forward FLOPs for a concrete mask. */
-    public static double forwardFlops(long batch, SparseMask mask) {
-        return 2.0 * batch * mask.nnz();
+  static void checkNoNaN(String name, INDArray a) {
+    if (!CHECK_NAN || !a.dataType().isFPType()) {
+      return;
     }
-
-    /** Backward FLOPs for a concrete mask. */
-    public static double backwardFlops(long batch, SparseMask mask, boolean denseWeightGrad) {
-        return backwardFlops(batch, mask.rows(), mask.cols(), mask.density(), denseWeightGrad);
+    // one vectorised sum finds NaN cheaply (NaN propagates); count exactly only for the error
+    // message
+    double sum = BlockSparseKernels.probeSum(a);
+    if (!Double.isNaN(sum)) {
+      return;
     }
-
-    // ------------------------------------------------------------------ validation
-
-    private static void validate(INDArray x, INDArray w, SparseMask mask, String xName) {
-        if (mask == null) {
-            throw new IllegalArgumentException("mask = null; a SparseMask matching w is required");
-        }
-        MaskCheck.matrix(xName, x);
-        mask.checkShape("w", w);
-        if (!w.dataType().isFPType()) {
-            throw new IllegalArgumentException("w has data type " + w.dataType() + "; allowed: FLOAT, DOUBLE, HALF, BFLOAT16");
-        }
-        if (x.dataType() != w.dataType()) {
-            throw new IllegalArgumentException(xName + " has data type " + x.dataType() + " but w has " + w.dataType() + "; they must match");
-        }
-        if (x.size(1) != w.size(0)) {
-            throw new IllegalArgumentException(xName + " has shape " + Arrays.toString(x.shape()) + "; expected [N, " + w.size(0)
-                    + "] to match w " + Arrays.toString(w.shape()));
-        }
+    long nans = Nd4j.getExecutioner().exec(new MatchCondition(a, Conditions.isNan())).getLong(0);
+    if (nans > 0) {
+      throw new IllegalArgumentException(
+          name + " contains " + nans + " NaN value(s); allowed: finite numbers");
     }
+  }
 
-    private static void checkOutput(String name, INDArray out, long rows, long cols) {
-        MaskCheck.matrix(name, out);
-        if (out.size(0) != rows || out.size(1) != cols) {
-            throw new IllegalArgumentException(name + " has shape " + Arrays.toString(out.shape()) + "; expected [" + rows + ", " + cols + "]");
-        }
+  /** Small shared argument checks. */
+  static final class MaskCheck {
+    private MaskCheck() {}
+
+    static void matrix(String name, INDArray a) {
+      if (a == null) {
+        throw new IllegalArgumentException(name + " = null; a rank-2 matrix is required");
+      }
+      if (a.rank() != 2) {
+        throw new IllegalArgumentException(
+            name + " has shape " + Arrays.toString(a.shape()) + "; allowed: rank 2");
+      }
     }
-
-    /** Throws IllegalArgumentException naming the argument if a contains NaN (unless -Dsparseflow.checkNaN=false). */
-    public static void requireNoNaN(String name, INDArray a) {
-        checkNoNaN(name, a);
-    }
-
-    /** Throws if w has NaN where the mask keeps weights (pruned entries are never read). */
-    static void checkNoNaNKept(String name, INDArray w, SparseMask mask) {
-        if (!CHECK_NAN) {
-            return;
-        }
-        INDArray keptNaN = w.isNaN().castTo(w.dataType()).muli(mask.cachedDense(w.dataType()));
-        long nans = Math.round(keptNaN.sumNumber().doubleValue());
-        if (nans > 0) {
-            throw new IllegalArgumentException(name + " contains " + nans + " NaN value(s) in kept weights; allowed: finite numbers");
-        }
-    }
-
-    static void checkNoNaN(String name, INDArray a) {
-        if (!CHECK_NAN || !a.dataType().isFPType()) {
-            return;
-        }
-        // one vectorised sum finds NaN cheaply (NaN propagates); count exactly only for the error message
-        double sum = BlockSparseKernels.probeSum(a);
-        if (!Double.isNaN(sum)) {
-            return;
-        }
-        long nans = Nd4j.getExecutioner().exec(new MatchCondition(a, Conditions.isNan())).getLong(0);
-        if (nans > 0) {
-            throw new IllegalArgumentException(name + " contains " + nans + " NaN value(s); allowed: finite numbers");
-        }
-    }
-
-    /** Small shared argument checks. */
-    static final class MaskCheck {
-        private MaskCheck() {
-        }
-
-        static void matrix(String name, INDArray a) {
-            if (a == null) {
-                throw new IllegalArgumentException(name + " = null; a rank-2 matrix is required");
-            }
-            if (a.rank() != 2) {
-                throw new IllegalArgumentException(name + " has shape " + Arrays.toString(a.shape()) + "; allowed: rank 2");
-            }
-        }
-    }
+  }
 }

@@ -1,249 +1,266 @@
 package org.sparseflow.ops.pattern;
 
+import java.util.Objects;
+import java.util.Set;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.shade.jackson.annotation.JsonIgnore;
 
-import java.util.Objects;
-import java.util.Set;
-
 /**
- * Configuration-level description of a weight sparsity pattern: unstructured (element) masks, square
- * b x b blocks, or N:M (n kept out of every m consecutive input rows of each output column, the layout
- * that NVIDIA 2:4 sparse tensor cores use for y = x W with W stored [nIn, nOut]).
+ * Configuration-level description of a weight sparsity pattern: unstructured (element) masks,
+ * square b x b blocks, or N:M (n kept out of every m consecutive input rows of each output column,
+ * the layout that NVIDIA 2:4 sparse tensor cores use for y = x W with W stored [nIn, nOut]).
  *
- * <p>String form (see {@link #parse(String)} / {@link #toString()}): {@code unstructured}, {@code block8},
- * {@code block16}, {@code block32}, {@code block64}, {@code n:m} (e.g. {@code 2:4}).
+ * <p>String form (see {@link #parse(String)} / {@link #toString()}): {@code unstructured}, {@code
+ * block8}, {@code block16}, {@code block32}, {@code block64}, {@code n:m} (e.g. {@code 2:4}).
  * Jackson friendly: public no-arg constructor, getters and setters.
  */
 public class PatternSpec {
 
-    /** What a mask keeps. */
-    public enum Kind { UNSTRUCTURED, BLOCK, NM }
+  /** What a mask keeps. */
+  public enum Kind {
+    UNSTRUCTURED,
+    BLOCK,
+    NM
+  }
 
-    /** Block sizes allowed in a {@link Kind#BLOCK} pattern. */
-    public static final Set<Integer> ALLOWED_BLOCK_SIZES = Set.of(8, 16, 32, 64);
-    /** Largest group size allowed in a {@link Kind#NM} pattern. */
-    public static final int MAX_NM_GROUP = 64;
+  /** Block sizes allowed in a {@link Kind#BLOCK} pattern. */
+  public static final Set<Integer> ALLOWED_BLOCK_SIZES = Set.of(8, 16, 32, 64);
 
-    private Kind kind = Kind.UNSTRUCTURED;
-    private int blockSize;
-    private int n;
-    private int m;
+  /** Largest group size allowed in a {@link Kind#NM} pattern. */
+  public static final int MAX_NM_GROUP = 64;
 
-    /** Unstructured pattern (Jackson). */
-    public PatternSpec() {
+  private Kind kind = Kind.UNSTRUCTURED;
+  private int blockSize;
+  private int n;
+  private int m;
+
+  /** Unstructured pattern (Jackson). */
+  public PatternSpec() {}
+
+  private PatternSpec(Kind kind, int blockSize, int n, int m) {
+    this.kind = kind;
+    this.blockSize = blockSize;
+    this.n = n;
+    this.m = m;
+    validate();
+  }
+
+  public static PatternSpec unstructured() {
+    return new PatternSpec(Kind.UNSTRUCTURED, 0, 0, 0);
+  }
+
+  public static PatternSpec block(int blockSize) {
+    return new PatternSpec(Kind.BLOCK, blockSize, 0, 0);
+  }
+
+  public static PatternSpec nm(int n, int m) {
+    return new PatternSpec(Kind.NM, 0, n, m);
+  }
+
+  /**
+   * Parses {@code unstructured}, {@code block<b>} (b in 8/16/32/64) or {@code n:m};
+   * case-insensitive.
+   *
+   * @throws IllegalArgumentException naming the value and the allowed forms
+   */
+  public static PatternSpec parse(String text) {
+    if (text == null) {
+      throw new IllegalArgumentException(
+          "pattern = null; allowed: unstructured, block8, block16, block32, block64, n:m (e.g."
+              + " 2:4)");
     }
-
-    private PatternSpec(Kind kind, int blockSize, int n, int m) {
-        this.kind = kind;
-        this.blockSize = blockSize;
-        this.n = n;
-        this.m = m;
-        validate();
+    String t = text.trim().toLowerCase(java.util.Locale.ROOT);
+    try {
+      if (t.equals("unstructured") || t.equals("element")) {
+        return unstructured();
+      }
+      if (t.startsWith("block")) {
+        return block(Integer.parseInt(t.substring("block".length())));
+      }
+      int colon = t.indexOf(':');
+      if (colon > 0) {
+        return nm(
+            Integer.parseInt(t.substring(0, colon)), Integer.parseInt(t.substring(colon + 1)));
+      }
+    } catch (NumberFormatException e) {
+      // fall through to the error below
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("pattern = '" + text + "': " + e.getMessage(), e);
     }
+    throw new IllegalArgumentException(
+        "pattern = '"
+            + text
+            + "' is unknown; allowed: unstructured, block8, block16, block32, block64, n:m (e.g."
+            + " 2:4)");
+  }
 
-    public static PatternSpec unstructured() {
-        return new PatternSpec(Kind.UNSTRUCTURED, 0, 0, 0);
+  /** Checks the fields; throws IllegalArgumentException naming the offending field. */
+  public void validate() {
+    if (kind == null) {
+      throw new IllegalArgumentException(
+          "kind = null; allowed: " + java.util.Arrays.toString(Kind.values()));
     }
-
-    public static PatternSpec block(int blockSize) {
-        return new PatternSpec(Kind.BLOCK, blockSize, 0, 0);
-    }
-
-    public static PatternSpec nm(int n, int m) {
-        return new PatternSpec(Kind.NM, 0, n, m);
-    }
-
-    /**
-     * Parses {@code unstructured}, {@code block<b>} (b in 8/16/32/64) or {@code n:m}; case-insensitive.
-     *
-     * @throws IllegalArgumentException naming the value and the allowed forms
-     */
-    public static PatternSpec parse(String text) {
-        if (text == null) {
-            throw new IllegalArgumentException("pattern = null; allowed: unstructured, block8, block16, block32, block64, n:m (e.g. 2:4)");
+    switch (kind) {
+      case BLOCK:
+        if (!ALLOWED_BLOCK_SIZES.contains(blockSize)) {
+          throw new IllegalArgumentException(
+              "blockSize = " + blockSize + " is not allowed; allowed: 8, 16, 32, 64");
         }
-        String t = text.trim().toLowerCase(java.util.Locale.ROOT);
-        try {
-            if (t.equals("unstructured") || t.equals("element")) {
-                return unstructured();
-            }
-            if (t.startsWith("block")) {
-                return block(Integer.parseInt(t.substring("block".length())));
-            }
-            int colon = t.indexOf(':');
-            if (colon > 0) {
-                return nm(Integer.parseInt(t.substring(0, colon)), Integer.parseInt(t.substring(colon + 1)));
-            }
-        } catch (NumberFormatException e) {
-            // fall through to the error below
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("pattern = '" + text + "': " + e.getMessage(), e);
+        break;
+      case NM:
+        if (m < 2 || m > MAX_NM_GROUP) {
+          throw new IllegalArgumentException(
+              "m = " + m + " is not allowed; allowed: 2.." + MAX_NM_GROUP);
         }
-        throw new IllegalArgumentException("pattern = '" + text
-                + "' is unknown; allowed: unstructured, block8, block16, block32, block64, n:m (e.g. 2:4)");
-    }
-
-    /** Checks the fields; throws IllegalArgumentException naming the offending field. */
-    public void validate() {
-        if (kind == null) {
-            throw new IllegalArgumentException("kind = null; allowed: " + java.util.Arrays.toString(Kind.values()));
+        if (n < 1 || n > m) {
+          throw new IllegalArgumentException(
+              "n = " + n + " is not allowed; allowed: 1..m (m = " + m + ")");
         }
-        switch (kind) {
-            case BLOCK:
-                if (!ALLOWED_BLOCK_SIZES.contains(blockSize)) {
-                    throw new IllegalArgumentException("blockSize = " + blockSize + " is not allowed; allowed: 8, 16, 32, 64");
-                }
-                break;
-            case NM:
-                if (m < 2 || m > MAX_NM_GROUP) {
-                    throw new IllegalArgumentException("m = " + m + " is not allowed; allowed: 2.." + MAX_NM_GROUP);
-                }
-                if (n < 1 || n > m) {
-                    throw new IllegalArgumentException("n = " + n + " is not allowed; allowed: 1..m (m = " + m + ")");
-                }
-                break;
-            default:
-                break;
-        }
+        break;
+      default:
+        break;
     }
+  }
 
-    /** Inverse of {@link #parse(String)}. */
-    @Override
-    public String toString() {
-        switch (kind) {
-            case BLOCK:
-                return "block" + blockSize;
-            case NM:
-                return n + ":" + m;
-            default:
-                return "unstructured";
-        }
+  /** Inverse of {@link #parse(String)}. */
+  @Override
+  public String toString() {
+    switch (kind) {
+      case BLOCK:
+        return "block" + blockSize;
+      case NM:
+        return n + ":" + m;
+      default:
+        return "unstructured";
     }
+  }
 
-    // ---------------------------------------------------------------- mask factories
+  // ---------------------------------------------------------------- mask factories
 
-    /** A mask with {@code round(density * units)} (at least 1) units kept uniformly at random (N:M: n random per group). */
-    public SparseMask random(long rows, long cols, double density, long seed) {
-        validate();
-        MaskBuilders.checkDensity(density);
-        switch (kind) {
-            case BLOCK:
-                return BlockMask.random(rows, cols, blockSize, density, seed);
-            case NM:
-                return NMMask.random(rows, cols, n, m, seed);
-            default:
-                return ElementMask.random(rows, cols, density, seed);
-        }
+  /**
+   * A mask with {@code round(density * units)} (at least 1) units kept uniformly at random (N:M: n
+   * random per group).
+   */
+  public SparseMask random(long rows, long cols, double density, long seed) {
+    validate();
+    MaskBuilders.checkDensity(density);
+    switch (kind) {
+      case BLOCK:
+        return BlockMask.random(rows, cols, blockSize, density, seed);
+      case NM:
+        return NMMask.random(rows, cols, n, m, seed);
+      default:
+        return ElementMask.random(rows, cols, density, seed);
     }
+  }
 
-    /**
-     * Top-k by score: elements by score; blocks by the L2 norm of the scores inside the block; N:M the n
-     * highest scores of every group of m. Ties are broken by the lower linear index. For N:M the density is
-     * fixed by n/m and {@code density} is only range-checked.
-     */
-    public SparseMask fromScores(INDArray scores, double density) {
-        validate();
-        MaskBuilders.checkDensity(density);
-        MaskBuilders.checkMatrix("scores", scores);
-        switch (kind) {
-            case BLOCK:
-                return BlockMask.fromScores(scores, blockSize, density);
-            case NM:
-                return NMMask.fromScores(scores, n, m);
-            default:
-                return ElementMask.fromScores(scores, density);
-        }
+  /**
+   * Top-k by score: elements by score; blocks by the L2 norm of the scores inside the block; N:M
+   * the n highest scores of every group of m. Ties are broken by the lower linear index. For N:M
+   * the density is fixed by n/m and {@code density} is only range-checked.
+   */
+  public SparseMask fromScores(INDArray scores, double density) {
+    validate();
+    MaskBuilders.checkDensity(density);
+    MaskBuilders.checkMatrix("scores", scores);
+    switch (kind) {
+      case BLOCK:
+        return BlockMask.fromScores(scores, blockSize, density);
+      case NM:
+        return NMMask.fromScores(scores, n, m);
+      default:
+        return ElementMask.fromScores(scores, density);
     }
+  }
 
-    /** {@link #fromScores} with scores = |w|. */
-    public SparseMask fromMagnitude(INDArray w, double density) {
-        MaskBuilders.checkMatrix("w", w);
-        return fromScores(org.nd4j.linalg.ops.transforms.Transforms.abs(w, true), density);
+  /** {@link #fromScores} with scores = |w|. */
+  public SparseMask fromMagnitude(INDArray w, double density) {
+    MaskBuilders.checkMatrix("w", w);
+    return fromScores(org.nd4j.linalg.ops.transforms.Transforms.abs(w, true), density);
+  }
+
+  /**
+   * Reads a dense 0/1 mask (nonzero = kept) and checks that it has this pattern's structure (block
+   * masks: every block all-kept or all-pruned; N:M: exactly n kept per group).
+   */
+  public SparseMask fromDense(INDArray mask01) {
+    validate();
+    MaskBuilders.checkMatrix("mask", mask01);
+    switch (kind) {
+      case BLOCK:
+        return BlockMask.fromDense(mask01, blockSize);
+      case NM:
+        return NMMask.fromDense(mask01, n, m);
+      default:
+        return ElementMask.fromDense(mask01);
     }
+  }
 
-    /**
-     * Reads a dense 0/1 mask (nonzero = kept) and checks that it has this pattern's structure
-     * (block masks: every block all-kept or all-pruned; N:M: exactly n kept per group).
-     */
-    public SparseMask fromDense(INDArray mask01) {
-        validate();
-        MaskBuilders.checkMatrix("mask", mask01);
-        switch (kind) {
-            case BLOCK:
-                return BlockMask.fromDense(mask01, blockSize);
-            case NM:
-                return NMMask.fromDense(mask01, n, m);
-            default:
-                return ElementMask.fromDense(mask01);
-        }
+  /** Throws IllegalArgumentException if a [rows, cols] matrix cannot carry this pattern. */
+  public void checkShape(long rows, long cols) {
+    validate();
+    if (kind == Kind.BLOCK) {
+      MaskBuilders.checkDivides("rows", rows, blockSize);
+      MaskBuilders.checkDivides("cols", cols, blockSize);
+    } else if (kind == Kind.NM) {
+      MaskBuilders.checkDivides("rows", rows, m);
     }
+  }
 
-    /** Throws IllegalArgumentException if a [rows, cols] matrix cannot carry this pattern. */
-    public void checkShape(long rows, long cols) {
-        validate();
-        if (kind == Kind.BLOCK) {
-            MaskBuilders.checkDivides("rows", rows, blockSize);
-            MaskBuilders.checkDivides("cols", cols, blockSize);
-        } else if (kind == Kind.NM) {
-            MaskBuilders.checkDivides("rows", rows, m);
-        }
+  // ---------------------------------------------------------------- bean
+
+  public Kind getKind() {
+    return kind;
+  }
+
+  public void setKind(Kind kind) {
+    this.kind = kind;
+  }
+
+  public int getBlockSize() {
+    return blockSize;
+  }
+
+  public void setBlockSize(int blockSize) {
+    this.blockSize = blockSize;
+  }
+
+  public int getN() {
+    return n;
+  }
+
+  public void setN(int n) {
+    this.n = n;
+  }
+
+  public int getM() {
+    return m;
+  }
+
+  public void setM(int m) {
+    this.m = m;
+  }
+
+  /** Fraction kept by an N:M pattern (n/m); NaN for other kinds, whose density is free. */
+  @JsonIgnore
+  public double fixedDensity() {
+    return kind == Kind.NM ? (double) n / m : Double.NaN;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
     }
-
-    // ---------------------------------------------------------------- bean
-
-    public Kind getKind() {
-        return kind;
+    if (!(o instanceof PatternSpec)) {
+      return false;
     }
+    PatternSpec p = (PatternSpec) o;
+    return kind == p.kind && blockSize == p.blockSize && n == p.n && m == p.m;
+  }
 
-    public void setKind(Kind kind) {
-        this.kind = kind;
-    }
-
-    public int getBlockSize() {
-        return blockSize;
-    }
-
-    public void setBlockSize(int blockSize) {
-        this.blockSize = blockSize;
-    }
-
-    public int getN() {
-        return n;
-    }
-
-    public void setN(int n) {
-        this.n = n;
-    }
-
-    public int getM() {
-        return m;
-    }
-
-    public void setM(int m) {
-        this.m = m;
-    }
-
-    /** Fraction kept by an N:M pattern (n/m); NaN for other kinds, whose density is free. */
-    @JsonIgnore
-    public double fixedDensity() {
-        return kind == Kind.NM ? (double) n / m : Double.NaN;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        if (this == o) {
-            return true;
-        }
-        if (!(o instanceof PatternSpec)) {
-            return false;
-        }
-        PatternSpec p = (PatternSpec) o;
-        return kind == p.kind && blockSize == p.blockSize && n == p.n && m == p.m;
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(kind, blockSize, n, m);
-    }
+  @Override
+  public int hashCode() {
+    return Objects.hash(kind, blockSize, n, m);
+  }
 }

@@ -1,9 +1,8 @@
 package org.sparseflow.ops.samediff;
 
+import com.google.auto.service.AutoService;
 import java.util.List;
 import java.util.Map;
-
-import com.google.auto.service.AutoService;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -19,59 +18,82 @@ import org.sparseflow.ops.attention.SparseAttention;
 @AutoService(JavaKernelOp.class)
 public class SparseAttentionBpOp extends BaseJavaKernelOp {
 
-    public static final String OP_NAME = "sparseflow_sparse_attention_bp";
+  public static final String OP_NAME = "sparseflow_sparse_attention_bp";
 
-    static {
-        SparseFlowOps.registerAll();
-    }
+  static {
+    SparseFlowOps.registerAll();
+  }
 
-    public SparseAttentionBpOp() {
-    }
+  public SparseAttentionBpOp() {}
 
-    public SparseAttentionBpOp(SameDiff sd, SDVariable q, SDVariable k, SDVariable v, SDVariable out, SDVariable lse,
-                               SDVariable dOut, AttentionPattern pattern, int blockSize, double scale) {
-        super(sd, new SDVariable[] {q, k, v, out, lse, dOut});
-        addIArgument(new SparseAttentionOpConfig(pattern, blockSize, scale).toIArgs());
-    }
+  public SparseAttentionBpOp(
+      SameDiff sd,
+      SDVariable q,
+      SDVariable k,
+      SDVariable v,
+      SDVariable out,
+      SDVariable lse,
+      SDVariable dOut,
+      AttentionPattern pattern,
+      int blockSize,
+      double scale) {
+    super(sd, new SDVariable[] {q, k, v, out, lse, dOut});
+    addIArgument(new SparseAttentionOpConfig(pattern, blockSize, scale).toIArgs());
+  }
 
-    @Override
-    public String opName() {
-        return OP_NAME;
-    }
+  @Override
+  public String opName() {
+    return OP_NAME;
+  }
 
-    @Override
-    public int getNumOutputs() {
-        return 3;
-    }
+  @Override
+  public int getNumOutputs() {
+    return 3;
+  }
 
-    @Override
-    public Map<String, Object> propertiesForFunction() {
-        return SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME).properties();
-    }
+  @Override
+  public Map<String, Object> propertiesForFunction() {
+    return SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME).properties();
+  }
 
-    @Override
-    public List<LongShapeDescriptor> calculateOutputShapeJava(List<INDArray> inputs) {
-        if (inputs == null || inputs.size() != 6) {
-            throw new IllegalArgumentException(OP_NAME + " expects 6 inputs (q, k, v, out, lse, dOut); got "
-                    + (inputs == null ? "null" : inputs.size()));
-        }
-        SparseAttentionOp.checkInputs(inputs.subList(0, 3), 3, OP_NAME);
-        INDArray q = inputs.get(0);
-        return list(shapeOf(q.shape(), q.dataType()), shapeOf(q.shape(), q.dataType()),
-                shapeOf(q.shape(), q.dataType()));
+  @Override
+  public List<LongShapeDescriptor> calculateOutputShapeJava(List<INDArray> inputs) {
+    if (inputs == null || inputs.size() != 6) {
+      throw new IllegalArgumentException(
+          OP_NAME
+              + " expects 6 inputs (q, k, v, out, lse, dOut); got "
+              + (inputs == null ? "null" : inputs.size()));
     }
+    SparseAttentionOp.checkInputs(inputs.subList(0, 3), 3, OP_NAME);
+    INDArray q = inputs.get(0);
+    return list(
+        shapeOf(q.shape(), q.dataType()),
+        shapeOf(q.shape(), q.dataType()),
+        shapeOf(q.shape(), q.dataType()));
+  }
 
-    @Override
-    public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
-        SparseAttentionOpConfig c = SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME);
-        INDArray q = inputs.get(0);
-        BlockLayout layout = c.layout((int) q.size(2), (int) q.size(1));
-        SparseAttention.backwardInto(q, inputs.get(1), inputs.get(2), inputs.get(3), inputs.get(4), inputs.get(5),
-                layout, c.scale, outputs.get(0), outputs.get(1), outputs.get(2));
-    }
+  @Override
+  public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
+    SparseAttentionOpConfig c = SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME);
+    INDArray q = inputs.get(0);
+    BlockLayout layout = c.layout((int) q.size(2), (int) q.size(1));
+    SparseAttention.backwardInto(
+        q,
+        inputs.get(1),
+        inputs.get(2),
+        inputs.get(3),
+        inputs.get(4),
+        inputs.get(5),
+        layout,
+        c.scale,
+        outputs.get(0),
+        outputs.get(1),
+        outputs.get(2));
+  }
 
-    @Override
-    public List<SDVariable> doDiff(List<SDVariable> grads) {
-        throw new UnsupportedOperationException(OP_NAME + " has no gradient (second derivatives are not supported)");
-    }
+  @Override
+  public List<SDVariable> doDiff(List<SDVariable> grads) {
+    throw new UnsupportedOperationException(
+        OP_NAME + " has no gradient (second derivatives are not supported)");
+  }
 }

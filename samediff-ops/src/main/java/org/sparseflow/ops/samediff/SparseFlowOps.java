@@ -1,110 +1,133 @@
 package org.sparseflow.ops.samediff;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import org.nd4j.autodiff.functions.DifferentialFunction;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.imports.converters.ImportClassMapping;
-import org.nd4j.autodiff.functions.DifferentialFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.ServiceLoader;
-
-/** Factories for SparseFlow SameDiff ops, and registration of all {@link JavaKernelOp}s with SameDiff. */
+/**
+ * Factories for SparseFlow SameDiff ops, and registration of all {@link JavaKernelOp}s with
+ * SameDiff.
+ */
 public final class SparseFlowOps {
 
-    private static final Logger LOG = LoggerFactory.getLogger(SparseFlowOps.class);
-    private static volatile boolean registered;
+  private static final Logger LOG = LoggerFactory.getLogger(SparseFlowOps.class);
+  private static volatile boolean registered;
 
-    private SparseFlowOps() {
+  private SparseFlowOps() {}
+
+  /**
+   * Puts every {@link JavaKernelOp} found by ServiceLoader into {@code
+   * ImportClassMapping.getOpNameMapping()} (by opName), so SameDiff re-creates them by name when it
+   * clones a graph for gradients or loads one. Idempotent; called by the backend, the executioner
+   * and the op classes.
+   *
+   * @return the registered op names
+   */
+  public static synchronized List<String> registerAll() {
+    List<String> names = new ArrayList<>();
+    if (registered) {
+      return names;
     }
-
-    /**
-     * Puts every {@link JavaKernelOp} found by ServiceLoader into {@code ImportClassMapping.getOpNameMapping()}
-     * (by opName), so SameDiff re-creates them by name when it clones a graph for gradients or loads one.
-     * Idempotent; called by the backend, the executioner and the op classes.
-     *
-     * @return the registered op names
-     */
-    public static synchronized List<String> registerAll() {
-        List<String> names = new ArrayList<>();
-        if (registered) {
-            return names;
+    registered = true;
+    try {
+      Map<String, DifferentialFunction> mapping = ImportClassMapping.getOpNameMapping();
+      for (JavaKernelOp op :
+          ServiceLoader.load(JavaKernelOp.class, SparseFlowOps.class.getClassLoader())) {
+        if (op instanceof DifferentialFunction) {
+          mapping.putIfAbsent(op.opName(), (DifferentialFunction) op);
+          names.add(op.opName());
         }
-        registered = true;
-        try {
-            Map<String, DifferentialFunction> mapping = ImportClassMapping.getOpNameMapping();
-            for (JavaKernelOp op : ServiceLoader.load(JavaKernelOp.class, SparseFlowOps.class.getClassLoader())) {
-                if (op instanceof DifferentialFunction) {
-                    mapping.putIfAbsent(op.opName(), (DifferentialFunction) op);
-                    names.add(op.opName());
-                }
-            }
-            LOG.debug("Registered SparseFlow Java ops: {}", names);
-        } catch (Throwable t) {
-            registered = false;
-            LOG.warn("Could not register SparseFlow Java ops: {}", t.toString());
-        }
-        return names;
+      }
+      LOG.debug("Registered SparseFlow Java ops: {}", names);
+    } catch (Throwable t) {
+      registered = false;
+      LOG.warn("Could not register SparseFlow Java ops: {}", t.toString());
     }
+    return names;
+  }
 
-    /** Registers one op instance by its name (for op classes outside ServiceLoader). */
-    public static void register(DifferentialFunction op) {
-        ImportClassMapping.getOpNameMapping().putIfAbsent(op.opName(), op);
-    }
+  /** Registers one op instance by its name (for op classes outside ServiceLoader). */
+  public static void register(DifferentialFunction op) {
+    ImportClassMapping.getOpNameMapping().putIfAbsent(op.opName(), op);
+  }
 
-    /**
-     * y = x (W o M) with the mask stored as a constant 0/1 array in the graph (it travels with sd.save()).
-     * Block masks use the block-sparse kernels; other masks the dense masked product.
-     */
-    public static SDVariable sparseMatmul(SameDiff sd, SDVariable x, SDVariable w, SparseMask mask) {
-        return sparseMatmul(sd, null, x, w, mask, null, false);
-    }
+  /**
+   * y = x (W o M) with the mask stored as a constant 0/1 array in the graph (it travels with
+   * sd.save()). Block masks use the block-sparse kernels; other masks the dense masked product.
+   */
+  public static SDVariable sparseMatmul(SameDiff sd, SDVariable x, SDVariable w, SparseMask mask) {
+    return sparseMatmul(sd, null, x, w, mask, null, false);
+  }
 
-    /** Full form: optional output name, optional bias [nOut], dense weight gradient switch. */
-    public static SDVariable sparseMatmul(SameDiff sd, String name, SDVariable x, SDVariable w, SparseMask mask,
-                                          SDVariable bias, boolean denseWeightGrad) {
-        if (mask == null) {
-            throw new IllegalArgumentException("mask = null; a SparseMask matching w is required");
-        }
-        String maskName = sd.generateNewVarName((w.name() == null ? "w" : w.name()) + "_mask", 0);
-        SDVariable m = sd.constant(maskName, mask.toDense(w.dataType()));
-        return sparseMatmul(sd, name, x, w, m, mask.spec(), bias, denseWeightGrad);
+  /** Full form: optional output name, optional bias [nOut], dense weight gradient switch. */
+  public static SDVariable sparseMatmul(
+      SameDiff sd,
+      String name,
+      SDVariable x,
+      SDVariable w,
+      SparseMask mask,
+      SDVariable bias,
+      boolean denseWeightGrad) {
+    if (mask == null) {
+      throw new IllegalArgumentException("mask = null; a SparseMask matching w is required");
     }
+    String maskName = sd.generateNewVarName((w.name() == null ? "w" : w.name()) + "_mask", 0);
+    SDVariable m = sd.constant(maskName, mask.toDense(w.dataType()));
+    return sparseMatmul(sd, name, x, w, m, mask.spec(), bias, denseWeightGrad);
+  }
 
-    /**
-     * y = x (W o M) + bias with the mask given as a graph variable holding 0/1 values of W's shape (the caller
-     * may update its array between iterations, e.g. for dynamic sparse training). For a block pattern every
-     * b x b block of the mask must be all 0 or all 1.
-     */
-    public static SDVariable sparseMatmul(SameDiff sd, String name, SDVariable x, SDVariable w, SDVariable mask,
-                                          PatternSpec pattern, SDVariable bias, boolean denseWeightGrad) {
-        if (pattern == null) {
-            throw new IllegalArgumentException("pattern = null; allowed: a PatternSpec (unstructured, block8..64, n:m)");
-        }
-        pattern.validate();
-        int blockSize = pattern.getKind() == PatternSpec.Kind.BLOCK ? pattern.getBlockSize() : 0;
-        SDVariable out = new SparseMatmulOp(sd, x, w, mask, bias, blockSize, denseWeightGrad).outputVariable();
-        return name == null ? out : sd.updateVariableNameAndReference(out, name);
+  /**
+   * y = x (W o M) + bias with the mask given as a graph variable holding 0/1 values of W's shape
+   * (the caller may update its array between iterations, e.g. for dynamic sparse training). For a
+   * block pattern every b x b block of the mask must be all 0 or all 1.
+   */
+  public static SDVariable sparseMatmul(
+      SameDiff sd,
+      String name,
+      SDVariable x,
+      SDVariable w,
+      SDVariable mask,
+      PatternSpec pattern,
+      SDVariable bias,
+      boolean denseWeightGrad) {
+    if (pattern == null) {
+      throw new IllegalArgumentException(
+          "pattern = null; allowed: a PatternSpec (unstructured, block8..64, n:m)");
     }
+    pattern.validate();
+    int blockSize = pattern.getKind() == PatternSpec.Kind.BLOCK ? pattern.getBlockSize() : 0;
+    SDVariable out =
+        new SparseMatmulOp(sd, x, w, mask, bias, blockSize, denseWeightGrad).outputVariable();
+    return name == null ? out : sd.updateVariableNameAndReference(out, name);
+  }
 
-    /**
-     * Causal block-sparse attention over [batch, heads, T, headDim]; delegates to
-     * {@link SparseAttentionOps#sparseAttention(SameDiff, SDVariable, SDVariable, SDVariable,
-     * org.sparseflow.ops.attention.AttentionPattern, int)} (owned by the attention kernels).
-     */
-    public static SDVariable sparseAttention(SameDiff sd, SDVariable q, SDVariable k, SDVariable v,
-                                             org.sparseflow.ops.attention.AttentionPattern pattern, int blockSize) {
-        return SparseAttentionOps.sparseAttention(sd, q, k, v, pattern, blockSize);
-    }
+  /**
+   * Causal block-sparse attention over [batch, heads, T, headDim]; delegates to {@link
+   * SparseAttentionOps#sparseAttention(SameDiff, SDVariable, SDVariable, SDVariable,
+   * org.sparseflow.ops.attention.AttentionPattern, int)} (owned by the attention kernels).
+   */
+  public static SDVariable sparseAttention(
+      SameDiff sd,
+      SDVariable q,
+      SDVariable k,
+      SDVariable v,
+      org.sparseflow.ops.attention.AttentionPattern pattern,
+      int blockSize) {
+    return SparseAttentionOps.sparseAttention(sd, q, k, v, pattern, blockSize);
+  }
 
-    /** Block size of a mask for the op (0 = not block-structured). */
-    static int blockSizeOf(SparseMask mask) {
-        return mask instanceof BlockMask ? ((BlockMask) mask).blockSize() : 0;
-    }
+  /** Block size of a mask for the op (0 = not block-structured). */
+  static int blockSizeOf(SparseMask mask) {
+    return mask instanceof BlockMask ? ((BlockMask) mask).blockSize() : 0;
+  }
 }
