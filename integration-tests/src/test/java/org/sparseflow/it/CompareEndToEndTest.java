@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.shade.jackson.databind.JsonNode;
-import org.sparseflow.examples.train.Json;
+import org.sparseflow.train.Json;
 
 /**
  * {@code sparseflow compare} end to end with a reduced budget (gpt-tiny, 12 steps): both runs

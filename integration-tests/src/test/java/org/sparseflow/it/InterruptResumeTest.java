@@ -12,11 +12,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.shade.jackson.databind.JsonNode;
-import org.sparseflow.examples.train.Checkpoint;
-import org.sparseflow.examples.train.Experiments;
-import org.sparseflow.examples.train.MetricsLog;
-import org.sparseflow.examples.train.TrainConfig;
-import org.sparseflow.examples.train.Trainer;
+import org.sparseflow.train.Checkpoint;
+import org.sparseflow.train.Experiments;
+import org.sparseflow.train.MetricsLog;
+import org.sparseflow.train.TrainConfig;
+import org.sparseflow.train.Trainer;
 
 /**
  * Train -> interrupt (through {@link Trainer#requestStop()}, the path the Ctrl-C shutdown hook
@@ -128,7 +128,7 @@ class InterruptResumeTest {
         new String[] {
           Experiments.class.getSimpleName().isEmpty()
               ? ""
-              : org.sparseflow.examples.train.Json.read(tmp.resolve("cut").resolve("summary.json"))
+              : org.sparseflow.train.Json.read(tmp.resolve("cut").resolve("summary.json"))
                   .get("status")
                   .asText()
         });

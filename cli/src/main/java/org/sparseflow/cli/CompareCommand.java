@@ -1,0 +1,116 @@
+package org.sparseflow.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.sparseflow.train.Comparison;
+import org.sparseflow.train.ProgressBar;
+import org.sparseflow.train.RunDirectory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sparseflow compare}: the main job. Dense vs MST on gpt-mini and the bundled corpus, a
+ * side-by-side table, a plot of validation loss against training FLOPs, and a (simulated)
+ * dataflow-chip vs GPU estimate.
+ */
+@Command(
+    name = "compare",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Dense vs MST on the same model, data, seed and steps: table, loss-vs-FLOPs plot, simulated"
+          + " chip vs GPU.",
+      "With no options: gpt-mini on the bundled corpus, "
+          + Comparison.DEFAULT_STEPS
+          + " steps per run (under 15 minutes on a 2-core CPU).",
+      "Simulated numbers are labelled SIMULATED."
+    })
+public final class CompareCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--model",
+      paramLabel = "<name|file.zip>",
+      description = "Model (default: ${DEFAULT-VALUE}).")
+  String model = "gpt-mini";
+
+  @Option(
+      names = "--corpus",
+      paramLabel = "<file>",
+      description = "UTF-8 text file (default: the bundled Moby-Dick).")
+  String corpus;
+
+  @Option(
+      names = "--sparsity",
+      paramLabel = "<preset|file.yaml>",
+      description = "Sparse side of the comparison (default: ${DEFAULT-VALUE}).")
+  String sparsity = "mst";
+
+  @Option(
+      names = "--steps",
+      description =
+          "Training steps per run (default: ${DEFAULT-VALUE}; fits 15 minutes on a 2-core CPU).")
+  int steps = Comparison.DEFAULT_STEPS;
+
+  @Option(names = "--seed", description = "Random seed (default: ${DEFAULT-VALUE}).")
+  long seed = 42;
+
+  @Option(names = "--batch-size", description = "Sequences per step (default: ${DEFAULT-VALUE}).")
+  int batchSize = 16;
+
+  @Option(
+      names = "--context-length",
+      description = "Characters per sequence (default: ${DEFAULT-VALUE}).")
+  int contextLength = 128;
+
+  @Option(names = "--lr", description = "Learning rate (default: ${DEFAULT-VALUE}).")
+  double learningRate = 1e-3;
+
+  @Option(names = "--eval-every", description = "Validation every N steps (default: steps/10).")
+  Integer evalEvery;
+
+  @Option(
+      names = "--eval-windows",
+      description = "Validation windows per evaluation (default: ${DEFAULT-VALUE}).")
+  int evalWindows = 64;
+
+  @Option(
+      names = "--out",
+      paramLabel = "<dir>",
+      description = "Output directory (default: runs/<time>-compare).")
+  Path out;
+
+  @Option(names = "--no-simulate", description = "Skip the dataflow simulation.")
+  boolean noSimulate;
+
+  @Option(
+      names = "--plain-progress",
+      description = "Print plain progress lines even on a terminal.")
+  boolean plainProgress;
+
+  @Override
+  public Integer call() throws Exception {
+    Comparison.Options o = new Comparison.Options();
+    o.model = model;
+    o.corpus = corpus;
+    o.sparsity = sparsity;
+    o.steps = steps;
+    o.seed = seed;
+    o.batchSize = batchSize;
+    o.contextLength = contextLength;
+    o.learningRate = learningRate;
+    o.evalEvery = evalEvery == null ? Math.max(1, steps / 10) : evalEvery;
+    o.evalWindows = evalWindows;
+    o.simulate = !noSimulate;
+    Path dir = out != null ? out : RunDirectory.defaultPath("compare");
+    var stdout = spec.commandLine().getOut();
+    Comparison comparison =
+        new Comparison(
+            o, dir, stdout, System.err, !plainProgress && ProgressBar.stderrIsTerminal());
+    Comparison.Outcome outcome = Shutdown.guardComparison(comparison);
+    return outcome.interrupted() ? SparseFlowCli.EXIT_INTERRUPTED : 0;
+  }
+}

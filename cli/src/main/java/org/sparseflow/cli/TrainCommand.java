@@ -1,0 +1,171 @@
+package org.sparseflow.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.sparseflow.train.Experiments;
+import org.sparseflow.train.ProgressBar;
+import org.sparseflow.train.RunDirectory;
+import org.sparseflow.train.TrainConfig;
+import org.sparseflow.train.Trainer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code sparseflow train}: trains a reference GPT or a saved DL4J model, dense or sparse, into a
+ * run directory.
+ */
+@Command(
+    name = "train",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = {
+      "Train a character-level GPT (or a saved DL4J model) on a text corpus, dense or sparse.",
+      "Writes a run directory: checkpoint.zip, metrics.jsonl, summary.json, model.zip,"
+          + " plots/*.png.",
+      "Ctrl-C saves a checkpoint; continue with --resume <run-dir>."
+    })
+public final class TrainCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Option(
+      names = "--model",
+      paramLabel = "<name|file.zip>",
+      description =
+          "gpt-mini, gpt-small, char-bigram, or a saved DL4J model zip (default:"
+              + " ${DEFAULT-VALUE}).")
+  String model = "gpt-mini";
+
+  @Option(
+      names = "--corpus",
+      paramLabel = "<file>",
+      description = "UTF-8 text file (default: the bundled Moby-Dick).")
+  String corpus;
+
+  @Option(
+      names = "--sparsity",
+      paramLabel = "<preset|file.yaml>",
+      description =
+          "Sparsity preset (see 'sparseflow presets') or a YAML/JSON config file; omit for dense.")
+  String sparsity;
+
+  @Option(names = "--steps", description = "Training steps (default: ${DEFAULT-VALUE}).")
+  int steps = 2000;
+
+  @Option(names = "--seed", description = "Random seed (default: ${DEFAULT-VALUE}).")
+  long seed = 42;
+
+  @Option(
+      names = "--out",
+      paramLabel = "<run-dir>",
+      description = "New run directory (default: runs/<time>-<model>).")
+  Path out;
+
+  @Option(
+      names = "--resume",
+      paramLabel = "<run-dir>",
+      description = "Continue an interrupted run exactly (other options ignored except --steps).")
+  Path resume;
+
+  @Option(
+      names = "--from-summary",
+      paramLabel = "<summary.json>",
+      description = "Re-run the experiment recorded in a run's summary.json.")
+  Path fromSummary;
+
+  @Option(names = "--batch-size", description = "Sequences per step (default: ${DEFAULT-VALUE}).")
+  int batchSize = 16;
+
+  @Option(
+      names = "--context-length",
+      description = "Characters per sequence (default: ${DEFAULT-VALUE}).")
+  int contextLength = 128;
+
+  @Option(names = "--lr", description = "Learning rate (default: ${DEFAULT-VALUE}).")
+  double learningRate = 1e-3;
+
+  @Option(
+      names = "--eval-every",
+      description = "Validation every N steps (default: ${DEFAULT-VALUE}).")
+  int evalEvery = 100;
+
+  @Option(
+      names = "--eval-windows",
+      description = "Validation windows per evaluation (default: ${DEFAULT-VALUE}).")
+  int evalWindows = 64;
+
+  @Option(
+      names = "--checkpoint-every",
+      description = "Checkpoint every N steps (default: ${DEFAULT-VALUE}).")
+  int checkpointEvery = 200;
+
+  @Option(
+      names = "--plain-progress",
+      description = "Print plain progress lines even on a terminal.")
+  boolean plainProgress;
+
+  @Override
+  public Integer call() throws Exception {
+    Trainer trainer = createTrainer();
+    PrintWriter out = spec.commandLine().getOut();
+    out.println("run directory: " + trainer.runDirectory().path());
+    out.flush();
+    trainer.progress(System.err, !plainProgress && ProgressBar.stderrIsTerminal(), "");
+    Trainer.Result r = Shutdown.guard(trainer, trainer::run);
+    out.println(
+        String.format(
+            Locale.ROOT,
+            "%s: step %d/%d, train loss %.4f, val loss %s, density %.3f, training FLOPs %s%s, wall"
+                + " %s",
+            r.status().name().toLowerCase(Locale.ROOT),
+            r.step(),
+            trainer.experiment().config().steps,
+            r.trainLoss(),
+            r.valLoss() == null ? "n/a" : String.format(Locale.ROOT, "%.4f", r.valLoss()),
+            r.density(),
+            ProgressBar.si(r.flops()),
+            trainer.experiment().driver().flopsAreEstimate() ? " (estimate)" : "",
+            ProgressBar.duration(r.wallSeconds())));
+    out.flush();
+    return r.status() == Trainer.Status.COMPLETED ? 0 : SparseFlowCli.EXIT_INTERRUPTED;
+  }
+
+  Trainer createTrainer() throws Exception {
+    boolean stepsGiven = spec.commandLine().getParseResult().hasMatchedOption("--steps");
+    if (resume != null) {
+      if (out != null || fromSummary != null) {
+        throw new IllegalArgumentException(
+            "--resume: cannot be combined with --out or --from-summary");
+      }
+      return Experiments.resume(resume, stepsGiven ? steps : null);
+    }
+    TrainConfig c;
+    if (fromSummary != null) {
+      c = Experiments.configFromSummary(fromSummary);
+      if (stepsGiven) {
+        c.steps = steps;
+      }
+    } else {
+      c = new TrainConfig();
+      c.model = model;
+      c.corpus = corpus == null ? org.sparseflow.examples.data.Corpus.BUNDLED_NAME : corpus;
+      c.sparsity = sparsity;
+      c.steps = steps;
+      c.seed = seed;
+      c.batchSize = batchSize;
+      c.contextLength = contextLength;
+      c.learningRate = learningRate;
+      c.evalEvery = evalEvery;
+      c.evalWindows = evalWindows;
+      c.checkpointEvery = checkpointEvery;
+    }
+    Path dir = out != null ? out : RunDirectory.defaultPath(c.model);
+    return Experiments.start(c, dir)
+        .summaryExtra(
+            "command_line", String.join(" ", spec.commandLine().getParseResult().originalArgs()));
+  }
+}

@@ -1,0 +1,251 @@
+package org.sparseflow.train;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.nd4j.shade.jackson.databind.node.ArrayNode;
+import org.nd4j.shade.jackson.databind.node.ObjectNode;
+
+/**
+ * Dense vs sparse on the same model, data, seed and step budget: two run directories ({@code
+ * dense/}, {@code <sparsity>/}), a side-by-side table, {@code val_loss_vs_flops.png}, {@code
+ * comparison.json}, and a simulated dataflow-chip vs GPU estimate for both trained models.
+ */
+public final class Comparison implements Stoppable {
+
+  /**
+   * Steps per run for the no-argument {@code compare}: chosen so both gpt-mini runs, their
+   * evaluations and the simulation finish in under 15 minutes on a 2-core CPU.
+   */
+  public static final int DEFAULT_STEPS = 200;
+
+  /** Options; public fields. */
+  public static final class Options {
+    public String model = "gpt-mini";
+    public String corpus;
+    public String sparsity = "mst";
+    public int steps = DEFAULT_STEPS;
+    public long seed = 42;
+    public int batchSize = 16;
+    public int contextLength = 128;
+    public double learningRate = 1e-3;
+    public int evalEvery = 30;
+    public int evalWindows = 64;
+    public boolean simulate = true;
+  }
+
+  /** One row of the table. */
+  public record Row(String name, Trainer.Result result, boolean flopsEstimated) {}
+
+  /** What {@link #run()} produced. */
+  public record Outcome(List<Row> rows, boolean interrupted, Path dir, List<String> simulation) {}
+
+  private final Options options;
+  private final Path dir;
+  private final PrintWriter out;
+  private final PrintStream progress;
+  private final boolean interactive;
+  private final CountDownLatch finished = new CountDownLatch(1);
+  private volatile boolean stopRequested;
+  private volatile Trainer current;
+
+  public Comparison(
+      Options options, Path dir, PrintWriter out, PrintStream progress, boolean interactive) {
+    this.options = options;
+    this.dir = dir;
+    this.out = out;
+    this.progress = progress;
+    this.interactive = interactive;
+  }
+
+  @Override
+  public void requestStop() {
+    stopRequested = true;
+    Trainer t = current;
+    if (t != null) {
+      t.requestStop();
+    }
+  }
+
+  @Override
+  public boolean awaitFinished(long timeout, TimeUnit unit) throws InterruptedException {
+    return finished.await(timeout, unit);
+  }
+
+  public Outcome run() throws IOException {
+    try {
+      return doRun();
+    } finally {
+      finished.countDown();
+    }
+  }
+
+  private TrainConfig config(String sparsity) {
+    TrainConfig c = new TrainConfig();
+    c.model = options.model;
+    c.corpus =
+        options.corpus == null ? org.sparseflow.examples.data.Corpus.BUNDLED_NAME : options.corpus;
+    c.sparsity = sparsity;
+    c.steps = options.steps;
+    c.seed = options.seed;
+    c.batchSize = options.batchSize;
+    c.contextLength = options.contextLength;
+    c.learningRate = options.learningRate;
+    c.evalEvery = options.evalEvery;
+    c.evalWindows = options.evalWindows;
+    c.checkpointEvery = Math.max(1, options.steps / 4);
+    if (sparsity != null) {
+      c.mstDeltaT = Math.max(1, options.steps / 20);
+    }
+    return c.validate();
+  }
+
+  private Outcome doRun() throws IOException {
+    String sparseName = sparseLabel(options.sparsity);
+    Map<String, TrainConfig> variants = new LinkedHashMap<>();
+    variants.put("dense", config(null));
+    variants.put(sparseName, config(options.sparsity));
+    // resolve everything that can fail on user input before the first long run starts
+    for (TrainConfig c : variants.values()) {
+      SparsityDrivers.resolve(c);
+    }
+    if (Files.exists(dir) && !Trainer.isEmptyDir(dir)) {
+      throw new IllegalArgumentException(
+          "--out: " + dir + " is not empty; expected a new or empty directory");
+    }
+    Files.createDirectories(dir);
+    out.println(
+        "compare: "
+            + options.model
+            + ", "
+            + options.steps
+            + " steps per run, seed "
+            + options.seed
+            + ", output "
+            + dir);
+    out.flush();
+    List<Row> rows = new ArrayList<>();
+    for (Map.Entry<String, TrainConfig> v : variants.entrySet()) {
+      if (stopRequested) {
+        break;
+      }
+      Trainer t = Experiments.start(v.getValue(), dir.resolve(v.getKey()));
+      t.progress(progress, interactive, String.format(Locale.ROOT, "%-6s", v.getKey()));
+      current = t;
+      if (stopRequested) {
+        t.requestStop();
+      }
+      Trainer.Result r = t.run();
+      current = null;
+      rows.add(new Row(v.getKey(), r, t.experiment().driver().flopsAreEstimate()));
+      if (r.status() == Trainer.Status.INTERRUPTED) {
+        out.println(
+            "interrupted: run '"
+                + v.getKey()
+                + "' saved at step "
+                + r.step()
+                + "; resume it with: sparseflow train --resume "
+                + r.runDir());
+        out.flush();
+        return new Outcome(rows, true, dir, List.of());
+      }
+    }
+    printTable(rows);
+    Map<String, List<org.nd4j.shade.jackson.databind.JsonNode>> metrics = new LinkedHashMap<>();
+    for (Row row : rows) {
+      metrics.put(row.name(), MetricsLog.read(row.result().runDir().resolve("metrics.jsonl")));
+    }
+    Path chart = dir.resolve("val_loss_vs_flops.png");
+    Plots.compareChart(chart, metrics);
+    out.println("plot: " + chart);
+    List<String> sim = List.of();
+    if (options.simulate) {
+      TrainConfig c0 = variants.values().iterator().next();
+      int vocab =
+          org.sparseflow.examples.data.CharTokenizer.of(
+                  Checkpoint.read(rows.get(0).result().runDir().resolve(Checkpoint.FILE_NAME))
+                      .state()
+                      .vocabulary)
+              .vocabSize();
+      sim = Simulations.compare(rows, out, c0, vocab);
+    }
+    writeJson(rows, sim);
+    out.flush();
+    return new Outcome(rows, false, dir, sim);
+  }
+
+  static String sparseLabel(String sparsity) {
+    String name = Path.of(sparsity).getFileName().toString();
+    name = name.replaceAll("\\.(ya?ml|json)$", "").replaceAll("[^A-Za-z0-9._-]", "_");
+    return name.equals("dense") ? "sparse" : name;
+  }
+
+  private void printTable(List<Row> rows) {
+    Trainer.Result dense = rows.get(0).result();
+    String fmt = "%-10s %10s %10s %16s %11s %10s %9s%n";
+    out.println();
+    out.printf(
+        Locale.ROOT,
+        fmt,
+        "run",
+        "val loss",
+        "train loss",
+        "training FLOPs",
+        "vs dense",
+        "wall time",
+        "density");
+    for (Row row : rows) {
+      Trainer.Result r = row.result();
+      out.printf(
+          Locale.ROOT,
+          fmt,
+          row.name(),
+          r.valLoss() == null ? "n/a" : String.format(Locale.ROOT, "%.4f", r.valLoss()),
+          String.format(Locale.ROOT, "%.4f", r.trainLoss()),
+          ProgressBar.si(r.flops()) + (row.flopsEstimated() ? " (est)" : ""),
+          String.format(Locale.ROOT, "%.2fx", dense.flops() / r.flops()),
+          ProgressBar.duration(r.wallSeconds()),
+          String.format(Locale.ROOT, "%.3f", r.density()));
+    }
+    out.println(
+        "(val loss: mean cross-entropy in nats per character on the held-out 10%; FLOPs: training"
+            + " forward+backward; wall time measured on this machine, "
+            + Runtime.getRuntime().availableProcessors()
+            + " cores)");
+    out.println();
+  }
+
+  private void writeJson(List<Row> rows, List<String> sim) throws IOException {
+    ObjectNode root = Json.object();
+    root.set("options", Json.MAPPER.valueToTree(options));
+    ArrayNode arr = root.putArray("runs");
+    for (Row row : rows) {
+      ObjectNode n = arr.addObject();
+      Trainer.Result r = row.result();
+      n.put("name", row.name());
+      n.put("run_dir", r.runDir().toString());
+      n.put("steps", r.step());
+      n.put("train_loss", r.trainLoss());
+      if (r.valLoss() != null) {
+        n.put("val_loss", r.valLoss());
+      }
+      n.put("training_flops", r.flops());
+      n.put("training_flops_estimated", row.flopsEstimated());
+      n.put("wall_seconds", r.wallSeconds());
+      n.put("final_density", r.density());
+    }
+    ArrayNode s = root.putArray("simulation_SIMULATED");
+    sim.forEach(s::add);
+    root.set("provenance", Json.MAPPER.valueToTree(Provenance.collect()));
+    AtomicFiles.writeString(dir.resolve("comparison.json"), Json.pretty(root));
+  }
+}

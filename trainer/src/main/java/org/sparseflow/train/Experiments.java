@@ -1,0 +1,101 @@
+package org.sparseflow.train;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
+
+/** Creates trainers for new runs and for resumed ones. */
+public final class Experiments {
+
+  private Experiments() {}
+
+  /** A new run of {@code config} into {@code runDir} (must be new or empty). */
+  public static Trainer start(TrainConfig config, Path runDir) throws IOException {
+    config.validate();
+    ModelCatalog.validate(config.model);
+    Corpus corpus = Corpus.resolve(config.corpus);
+    CharTokenizer tokenizer = CharTokenizer.fit(corpus.text());
+    // fail on a too-small corpus before building anything
+    org.sparseflow.examples.data.TokenSplit.of(
+        tokenizer.encode(corpus.text()), config.trainFraction, config.contextLength);
+    SparsityDrivers.Resolved sparsity = SparsityDrivers.resolve(config);
+    RunDirectory.checkNew(runDir);
+    Nd4j.getRandom().setSeed(config.seed);
+    TrainableModel model = ModelCatalog.create(config, tokenizer.vocabSize());
+    SparsityDrivers.Applied applied = sparsity.apply(model, config);
+    RunDirectory dir = RunDirectory.create(runDir);
+    Experiment exp = new Experiment(config, corpus, tokenizer, applied.model(), applied.driver());
+    applied.driver().attach(applied.model(), config);
+    Checkpoint.State state = new Checkpoint.State();
+    state.config = config;
+    state.modelKind = applied.model().kind();
+    state.vocabulary = tokenizer.vocabulary();
+    state.corpusSha256 = corpus.sha256();
+    return new Trainer(exp, dir, state);
+  }
+
+  /**
+   * Continues the run in {@code runDir} from its checkpoint, optionally to a new total step count
+   * ({@code newSteps} null keeps the original).
+   */
+  public static Trainer resume(Path runDir, Integer newSteps) throws IOException {
+    RunDirectory dir = RunDirectory.open(runDir);
+    Checkpoint cp = Checkpoint.read(dir.checkpoint());
+    Checkpoint.State state = cp.state();
+    TrainConfig config = state.config;
+    if (newSteps != null) {
+      if (newSteps < state.step) {
+        throw new IllegalArgumentException(
+            "--steps: "
+                + newSteps
+                + " is below the "
+                + state.step
+                + " steps already done in "
+                + runDir);
+      }
+      config.steps = newSteps;
+    }
+    config.validate();
+    Corpus corpus = Corpus.resolve(config.corpus);
+    if (!corpus.sha256().equals(state.corpusSha256)) {
+      throw new IllegalArgumentException(
+          "--resume: corpus "
+              + corpus.source()
+              + " has changed since the run started (sha256 "
+              + corpus.sha256().substring(0, 12)
+              + "... != "
+              + state.corpusSha256.substring(0, 12)
+              + "...)");
+    }
+    CharTokenizer tokenizer = CharTokenizer.of(state.vocabulary);
+    TrainableModel model =
+        ModelCatalog.load(state.modelKind, cp.model(), tokenizer.vocabSize(), config);
+    SparsityDrivers.Resolved sparsity = SparsityDrivers.resolve(config);
+    SparsityDriver driver = sparsity.restore(model, config);
+    if (cp.sparsity() != null) {
+      driver.restoreState(cp.sparsity());
+    }
+    driver.attach(model, config);
+    Experiment exp = new Experiment(config, corpus, tokenizer, model, driver);
+    return new Trainer(exp, dir, state);
+  }
+
+  /** The config stored in a run's summary.json, for re-running an experiment. */
+  public static TrainConfig configFromSummary(Path summary) {
+    try {
+      var node = Json.read(summary);
+      if (!node.has("config")) {
+        throw new IllegalArgumentException(
+            "--from-summary: " + summary + " has no 'config' section");
+      }
+      return Json.MAPPER.treeToValue(node.get("config"), TrainConfig.class);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new IllegalArgumentException("--from-summary: file " + summary + " does not exist");
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "--from-summary: " + summary + " is not a valid summary.json (" + e.getMessage() + ")");
+    }
+  }
+}

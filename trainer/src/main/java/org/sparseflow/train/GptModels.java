@@ -1,0 +1,30 @@
+package org.sparseflow.train;
+
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.examples.gpt.SameDiffGpt;
+
+/**
+ * The reference GPT sizes behind the catalog names gpt-mini / gpt-small (SameDiff reference
+ * builder).
+ */
+public final class GptModels {
+
+  private GptModels() {}
+
+  /** Architecture of a named model for a vocabulary and context length. */
+  public static GptConfig config(String name, int vocab, int context, long seed) {
+    return switch (name) {
+      case "gpt-mini" -> new GptConfig(vocab, 4, 128, 4, context, seed);
+      case "gpt-small" -> new GptConfig(vocab, 6, 256, 8, context, seed);
+      case "gpt-tiny" -> new GptConfig(vocab, 2, 32, 2, context, seed);
+      default ->
+          throw new IllegalArgumentException(
+              "--model: unknown GPT '" + name + "'; allowed gpt-tiny, gpt-mini, gpt-small");
+    };
+  }
+
+  static TrainableModel create(String name, TrainConfig c, int vocab) {
+    GptConfig g = config(name, vocab, c.contextLength, c.seed);
+    return new SameDiffModel(SameDiffGpt.build(g, c.learningRate), vocab, c.contextLength);
+  }
+}
