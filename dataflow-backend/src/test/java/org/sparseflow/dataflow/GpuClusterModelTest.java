@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.sparseflow.dataflow.api.Sensitivity;
 import org.sparseflow.dataflow.api.SimulateRunner;
 import org.sparseflow.dataflow.api.SimulationInputException;
 import org.sparseflow.dataflow.capture.GptSpec;
@@ -206,5 +207,25 @@ class GpuClusterModelTest {
     assertFalse(bare.hasInterconnect());
     assertMessage(
         () -> ChipCollectives.allReduceSeconds(bare, 1e9, 8), "no interconnect fields", "8 chips");
+  }
+
+  @Test
+  void sensitivityRowsChangeOneAssumptionAndGatherEfficiencyOnlyHelps() {
+    GptSpec mini = GptSpec.preset("gpt-mini").sparsity(0.875);
+    List<Sensitivity.Row> rows =
+        Sensitivity.headline(mini, ChipSpec.builtin("sn30"), DGX.gpu(), DGX, 8);
+    assertEquals("headline", rows.get(0).factor());
+    double prev = rows.get(0).speedup();
+    for (Sensitivity.Row r : rows) {
+      assertTrue(r.resultLine().startsWith("RESULT sensitivity factor="), r.resultLine());
+      if (r.factor().equals("gather_efficiency")) {
+        assertTrue(r.speedup() >= prev * (1 - 1e-12), r.resultLine());
+        assertEquals(rows.get(0).baselineStepSeconds(), r.baselineStepSeconds(), 1e-12);
+        prev = r.speedup();
+      }
+    }
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> ChipSpec.builtin("sn30").withUnstructuredSparseEfficiency(0.9));
   }
 }

@@ -112,6 +112,11 @@ public final class SimulateCommand implements Callable<Integer> {
               + " (Megatron-LM, SC21) instead of simulating")
   boolean validate;
 
+  @Option(
+      names = "--sensitivity",
+      description = "print how the headline speedup moves with each documented assumption")
+  boolean sensitivity;
+
   @Option(names = "--validation-file", description = "your own validation JSON (with --validate)")
   Path validationFile;
 
@@ -150,6 +155,7 @@ public final class SimulateCommand implements Callable<Integer> {
     o.out = out;
     o.maxRows = maxRows;
     o.validate = validate;
+    o.sensitivity = sensitivity;
     o.validationFile = validationFile;
     o.gpuCluster = gpuCluster;
     o.gpuParallel = gpuParallel;

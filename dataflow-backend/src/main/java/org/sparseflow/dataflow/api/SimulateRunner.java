@@ -56,6 +56,9 @@ public final class SimulateRunner {
      */
     public String gpuCluster = "auto";
 
+    /** Print the headline sensitivity table instead of one comparison. */
+    public boolean sensitivity;
+
     /** auto (fastest valid configuration) or t,p,d[,micro-batch]. */
     public String gpuParallel = "auto";
   }
@@ -194,6 +197,15 @@ public final class SimulateRunner {
             "--gpu-parallel needs a GPU cluster model; none exists for '"
                 + gpu.name()
                 + "' (pass --gpu-cluster FILE)");
+      }
+      if (o.sensitivity) {
+        StringBuilder b = new StringBuilder();
+        b.append("SIMULATED sensitivity of the headline (one assumption changed per row):\n");
+        for (Sensitivity.Row r : Sensitivity.headline(s, chip, gpu, cluster, o.chips)) {
+          b.append(r.resultLine()).append('\n');
+        }
+        out.print(b);
+        return new Result(null, null, b.toString());
       }
       Comparison c = Simulate.compare(s, chip, gpu, cluster, parallel, o.chips);
       String text = TextReport.full(c, o.maxRows);

@@ -265,15 +265,32 @@ public final class ChipSpec {
 
   /** Copy with scaled resources, for what-if studies and property tests. */
   public ChipSpec scaled(double computeFactor, double offChipBwFactor, double onChipBwFactor) {
-    return new ChipSpec(this, computeFactor, offChipBwFactor, onChipBwFactor, 1);
+    return new ChipSpec(this, computeFactor, offChipBwFactor, onChipBwFactor, 1, -1);
+  }
+
+  /**
+   * Copy with another unstructured sparse efficiency (the gather efficiency; sensitivity studies).
+   * Must stay within (0, systolicEfficiency].
+   */
+  public ChipSpec withUnstructuredSparseEfficiency(double eff) {
+    if (!(eff > 0 && eff <= systolicEfficiency)) {
+      throw new IllegalArgumentException(
+          "unstructured sparse efficiency must be in (0, "
+              + systolicEfficiency
+              + "] (systolicEfficiency), got "
+              + eff);
+    }
+    ChipSpec c = new ChipSpec(this, 1, 1, 1, 1, eff);
+    return c;
   }
 
   /** Copy with the chip-to-chip and inter-node bandwidths multiplied by factor. */
   public ChipSpec withLinkBandwidthScaled(double factor) {
-    return new ChipSpec(this, 1, 1, 1, factor);
+    return new ChipSpec(this, 1, 1, 1, factor, -1);
   }
 
-  private ChipSpec(ChipSpec o, double cf, double bf, double nf, double lf) {
+  /** Scaled copy; {@code unstructured < 0} keeps the original sparse efficiency. */
+  private ChipSpec(ChipSpec o, double cf, double bf, double nf, double lf, double unstructured) {
     if (!(cf > 0 && bf > 0 && nf > 0 && lf > 0)) {
       throw new IllegalArgumentException(
           "scale factors must be > 0, got " + cf + ", " + bf + ", " + nf);
@@ -293,7 +310,7 @@ public final class ChipSpec {
     this.offChipCapacityBytes = o.offChipCapacityBytes;
     this.systolicEfficiency = o.systolicEfficiency;
     this.simdEfficiency = o.simdEfficiency;
-    this.sparseUnstructured = o.sparseUnstructured;
+    this.sparseUnstructured = unstructured < 0 ? o.sparseUnstructured : unstructured;
     this.sparseBlock = o.sparseBlock;
     this.sparseNm = o.sparseNm;
     this.sectionSwitchSeconds = o.sectionSwitchSeconds;
