@@ -224,7 +224,7 @@ public final class SimulateRunner {
     } catch (SimulationInputException | SimulationOutputException e) {
       throw e;
     } catch (UncheckedIOException e) {
-      throw new SimulationOutputException("simulate: cannot write output: " + e.getMessage(), e);
+      throw new SimulationOutputException("cannot write output: " + e.getMessage(), e);
     } catch (IllegalArgumentException e) {
       throw new SimulationInputException(e.getMessage(), e);
     }
