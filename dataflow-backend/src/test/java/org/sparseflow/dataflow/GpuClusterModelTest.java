@@ -7,8 +7,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.sparseflow.dataflow.api.Sensitivity;
 import org.sparseflow.dataflow.api.SimulateRunner;
 import org.sparseflow.dataflow.api.SimulationInputException;
@@ -168,6 +171,42 @@ class GpuClusterModelTest {
     assertMessage(
         () -> GpuValidation.fromJson("v.json", json.replace("\"heldout\"", "\"maybe\"")),
         "role 'maybe'");
+  }
+
+  @Test
+  void validationOptionsAndDataParallelImplementationAreChecked(@TempDir Path dir)
+      throws IOException {
+    String json = resource(GpuValidation.BUILTIN);
+    assertMessage(
+        () -> GpuValidation.fromJson("v.json", json.replaceFirst("\"torch\"", "\"horovod\"")),
+        "gpt-1.7b",
+        "dataParallelImpl 'horovod'");
+    SimulateRunner.Options o = new SimulateRunner.Options();
+    o.validate = true;
+    o.validationFile = dir.resolve("missing.json");
+    SimulationInputException e =
+        assertThrows(
+            SimulationInputException.class,
+            () -> SimulateRunner.run(o, new PrintStream(new ByteArrayOutputStream())));
+    assertTrue(e.getMessage().contains("missing.json"), e.getMessage());
+    Path custom = dir.resolve("custom.json");
+    Files.writeString(custom, json);
+    o.validationFile = custom;
+    SimulateRunner.Result r = SimulateRunner.run(o, new PrintStream(new ByteArrayOutputStream()));
+    assertEquals(10, r.validation().size());
+    assertTrue(
+        r.text()
+            .matches(
+                "(?s).*RESULT validation gpu mean_abs_err_pct=[0-9.]+ max_abs_err_pct=[0-9.]+"
+                    + " configs=10.*"),
+        r.text());
+  }
+
+  @Test
+  void everyClusterValueHasASource() {
+    assertTrue(DGX.sources().size() >= 12, DGX.sources().keySet().toString());
+    DGX.sources().values().forEach(v -> assertFalse(v.isBlank()));
+    assertTrue(DGX.sources().get("trainingGemmEfficiency").startsWith("FITTED"));
   }
 
   @Test
