@@ -45,6 +45,11 @@ public record GpuTrainingResult(
     return megatronFlops / iterationSeconds / gpus / 1e12;
   }
 
+  /** Per-GPU throughput of model FLOPs (forward + backward, recompute not counted). */
+  public double modelTflopsPerGpu() {
+    return modelFlops / iterationSeconds / gpus / 1e12;
+  }
+
   /** Model FLOPs utilisation (no recompute counted) over peak. */
   public double modelFlopsUtilisation() {
     return modelFlops / iterationSeconds / gpus / peakFlops;

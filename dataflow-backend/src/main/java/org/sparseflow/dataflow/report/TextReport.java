@@ -183,12 +183,13 @@ public final class TextReport {
           String.format(
               Locale.ROOT,
               "RESULT dataflow %s baseline=%s variant=dense-parallel config=%s step_ms=%.3f"
-                  + " tflops_per_gpu=%.1f simulated=true",
+                  + " model_tflops_per_gpu=%.1f mfu=%.3f simulated=true",
               m,
               c.gpuCluster().cluster(),
               c.gpuCluster().config().toString().replace(' ', ','),
               c.gpuCluster().iterationSeconds() * 1e3,
-              c.gpuCluster().megatronTflopsPerGpu()));
+              c.gpuCluster().modelTflopsPerGpu(),
+              c.gpuCluster().modelFlopsUtilisation()));
     }
     out.add(
         String.format(
