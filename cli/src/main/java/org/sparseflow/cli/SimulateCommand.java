@@ -3,6 +3,8 @@ package org.sparseflow.cli;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.sparseflow.dataflow.api.SimulateRunner;
+import org.sparseflow.dataflow.api.SimulationInputException;
+import org.sparseflow.dataflow.api.SimulationOutputException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -103,6 +105,37 @@ public final class SimulateCommand implements Callable<Integer> {
       description = "rows of the section table to print (default: ${DEFAULT-VALUE})")
   int maxRows;
 
+  @Option(
+      names = "--validate",
+      description =
+          "print the GPU model's error against published measured A100 throughputs"
+              + " (Megatron-LM, SC21) instead of simulating")
+  boolean validate;
+
+  @Option(
+      names = "--sensitivity",
+      description = "print how the headline speedup moves with each documented assumption")
+  boolean sensitivity;
+
+  @Option(names = "--validation-file", description = "your own validation JSON (with --validate)")
+  Path validationFile;
+
+  @Option(
+      names = "--gpu-cluster",
+      defaultValue = "auto",
+      description =
+          "parallel GPU model for the baseline: auto | none | dgx-a100-80gb | a cluster JSON file"
+              + " (default: ${DEFAULT-VALUE})")
+  String gpuCluster;
+
+  @Option(
+      names = "--gpu-parallel",
+      defaultValue = "auto",
+      description =
+          "GPU tensor,pipeline,data degrees[,micro-batch], e.g. 8,1,1; auto = fastest valid"
+              + " (default: ${DEFAULT-VALUE})")
+  String gpuParallel;
+
   @Override
   public Integer call() {
     SimulateRunner.Options o = new SimulateRunner.Options();
@@ -121,7 +154,21 @@ public final class SimulateCommand implements Callable<Integer> {
     o.chips = chips;
     o.out = out;
     o.maxRows = maxRows;
-    return SimulateRunner.run(o, System.out, System.err);
+    o.validate = validate;
+    o.sensitivity = sensitivity;
+    o.validationFile = validationFile;
+    o.gpuCluster = gpuCluster;
+    o.gpuParallel = gpuParallel;
+    try {
+      SimulateRunner.run(o, System.out);
+      return 0;
+    } catch (SimulationInputException e) {
+      System.err.println("simulate: " + e.getMessage());
+      return 2;
+    } catch (SimulationOutputException e) {
+      System.err.println("simulate: " + e.getMessage());
+      return 1;
+    }
   }
 
   /** Standalone entry point (the main CLI registers this class as a subcommand). */

@@ -31,7 +31,11 @@ public final class ChipSpec {
           "sparseEfficiency",
           "sectionSwitchUs",
           "tileTokens",
-          "bufferDepth");
+          "bufferDepth",
+          "chipsPerNode",
+          "chipLinkBandwidthGBs",
+          "interNodeBandwidthGBs",
+          "collectiveLatencyUs");
   static final Set<String> SPARSE_KEYS = Set.of("unstructured", "block", "nm");
 
   private final String name;
@@ -51,6 +55,10 @@ public final class ChipSpec {
   private final double sectionSwitchSeconds;
   private final int tileTokens;
   private final int bufferDepth;
+  private final int chipsPerNode;
+  private final double chipLinkBandwidth;
+  private final double interNodeBandwidth;
+  private final double collectiveLatencySeconds;
   private final Map<String, String> sources;
 
   private ChipSpec(SpecReader r) {
@@ -105,6 +113,30 @@ public final class ChipSpec {
     this.tileTokens = (int) r.number("tileTokens", 1, 1e7);
     Double depth = r.optionalNumber("bufferDepth", 1, 64);
     this.bufferDepth = depth == null ? 2 : depth.intValue();
+    Double perNode = r.optionalNumber("chipsPerNode", 1, 1e5);
+    Double link = r.optionalNumber("chipLinkBandwidthGBs", 1e-3, 1e6);
+    Double inter = r.optionalNumber("interNodeBandwidthGBs", 1e-3, 1e6);
+    Double lat = r.optionalNumber("collectiveLatencyUs", 0, 1e6);
+    int given =
+        (perNode == null ? 0 : 1)
+            + (link == null ? 0 : 1)
+            + (inter == null ? 0 : 1)
+            + (lat == null ? 0 : 1);
+    if (given != 0 && given != 4) {
+      throw new IllegalArgumentException(
+          r.origin()
+              + ": the interconnect fields chipsPerNode, chipLinkBandwidthGBs,"
+              + " interNodeBandwidthGBs and collectiveLatencyUs go together; give all four or"
+              + " none");
+    }
+    if (perNode != null && perNode != Math.rint(perNode)) {
+      throw new IllegalArgumentException(
+          r.origin() + ": chipsPerNode must be a whole number, got " + perNode);
+    }
+    this.chipsPerNode = perNode == null ? 0 : perNode.intValue();
+    this.chipLinkBandwidth = link == null ? 0 : link * 1e9;
+    this.interNodeBandwidth = inter == null ? 0 : inter * 1e9;
+    this.collectiveLatencySeconds = lat == null ? 0 : lat * 1e-6;
     this.sources = Collections.unmodifiableMap(r.sources());
   }
 
@@ -208,13 +240,58 @@ public final class ChipSpec {
     }
   }
 
-  /** Copy with scaled resources, for what-if studies and property tests. */
-  public ChipSpec scaled(double computeFactor, double offChipBwFactor, double onChipBwFactor) {
-    return new ChipSpec(this, computeFactor, offChipBwFactor, onChipBwFactor);
+  /** True when the file describes the chip-to-chip interconnect (needed for chips > 1). */
+  public boolean hasInterconnect() {
+    return chipsPerNode > 0;
   }
 
-  private ChipSpec(ChipSpec o, double cf, double bf, double nf) {
-    if (!(cf > 0 && bf > 0 && nf > 0)) {
+  public int chipsPerNode() {
+    return chipsPerNode;
+  }
+
+  /** Bandwidth of the ring between chips of one node (bytes/s per chip). */
+  public double chipLinkBandwidth() {
+    return chipLinkBandwidth;
+  }
+
+  /** Bandwidth per chip between nodes (bytes/s). */
+  public double interNodeBandwidth() {
+    return interNodeBandwidth;
+  }
+
+  public double collectiveLatencySeconds() {
+    return collectiveLatencySeconds;
+  }
+
+  /** Copy with scaled resources, for what-if studies and property tests. */
+  public ChipSpec scaled(double computeFactor, double offChipBwFactor, double onChipBwFactor) {
+    return new ChipSpec(this, computeFactor, offChipBwFactor, onChipBwFactor, 1, -1);
+  }
+
+  /**
+   * Copy with another unstructured sparse efficiency (the gather efficiency; sensitivity studies).
+   * Must stay within (0, systolicEfficiency].
+   */
+  public ChipSpec withUnstructuredSparseEfficiency(double eff) {
+    if (!(eff > 0 && eff <= systolicEfficiency)) {
+      throw new IllegalArgumentException(
+          "unstructured sparse efficiency must be in (0, "
+              + systolicEfficiency
+              + "] (systolicEfficiency), got "
+              + eff);
+    }
+    ChipSpec c = new ChipSpec(this, 1, 1, 1, 1, eff);
+    return c;
+  }
+
+  /** Copy with the chip-to-chip and inter-node bandwidths multiplied by factor. */
+  public ChipSpec withLinkBandwidthScaled(double factor) {
+    return new ChipSpec(this, 1, 1, 1, factor, -1);
+  }
+
+  /** Scaled copy; {@code unstructured < 0} keeps the original sparse efficiency. */
+  private ChipSpec(ChipSpec o, double cf, double bf, double nf, double lf, double unstructured) {
+    if (!(cf > 0 && bf > 0 && nf > 0 && lf > 0)) {
       throw new IllegalArgumentException(
           "scale factors must be > 0, got " + cf + ", " + bf + ", " + nf);
     }
@@ -233,12 +310,16 @@ public final class ChipSpec {
     this.offChipCapacityBytes = o.offChipCapacityBytes;
     this.systolicEfficiency = o.systolicEfficiency;
     this.simdEfficiency = o.simdEfficiency;
-    this.sparseUnstructured = o.sparseUnstructured;
+    this.sparseUnstructured = unstructured < 0 ? o.sparseUnstructured : unstructured;
     this.sparseBlock = o.sparseBlock;
     this.sparseNm = o.sparseNm;
     this.sectionSwitchSeconds = o.sectionSwitchSeconds;
     this.tileTokens = o.tileTokens;
     this.bufferDepth = o.bufferDepth;
+    this.chipsPerNode = o.chipsPerNode;
+    this.chipLinkBandwidth = o.chipLinkBandwidth * lf;
+    this.interNodeBandwidth = o.interNodeBandwidth * lf;
+    this.collectiveLatencySeconds = o.collectiveLatencySeconds;
     this.sources = o.sources;
   }
 }

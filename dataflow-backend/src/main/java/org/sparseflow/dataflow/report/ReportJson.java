@@ -43,6 +43,11 @@ public final class ReportJson {
     root.put("speedupKernelByKernelVsBaseline", c.speedupKernelByKernelVsBaseline());
     root.put("dataflowOverKernelByKernel", c.dataflowOverKernelByKernel());
     root.put("flopReduction", c.flopReduction());
+    root.put("speedupVsKernelRoofline", c.speedupVsKernelRoofline());
+    root.put("chipGradientAllReduceSeconds", c.chipCommSeconds());
+    if (c.gpuCluster() != null) {
+      root.set("gpuCluster", MAPPER.valueToTree(c.gpuCluster()));
+    }
     root.put("simulationSecondsMeasured", c.simulationSeconds());
     root.set("dataflow", MAPPER.valueToTree(c.dataflow()));
     root.set("kernelByKernel", MAPPER.valueToTree(c.kernelByKernel()));

@@ -178,16 +178,39 @@ public final class TextReport {
             m,
             c.gpuSparse().target(),
             c.gpuSparse().stepMillis()));
+    if (c.gpuCluster() != null) {
+      out.add(
+          String.format(
+              Locale.ROOT,
+              "RESULT dataflow %s baseline=%s variant=dense-parallel config=%s step_ms=%.3f"
+                  + " model_tflops_per_gpu=%.1f mfu=%.3f simulated=true",
+              m,
+              c.gpuCluster().cluster(),
+              c.gpuCluster().config().toString().replace(' ', ','),
+              c.gpuCluster().iterationSeconds() * 1e3,
+              c.gpuCluster().modelTflopsPerGpu(),
+              c.gpuCluster().modelFlopsUtilisation()));
+    }
+    out.add(
+        String.format(
+            Locale.ROOT,
+            "RESULT dataflow %s chip_gradient_allreduce_ms=%.3f chips=%d simulated=true",
+            m,
+            c.chipCommSeconds() * 1e3,
+            c.chips()));
     out.add(
         String.format(
             Locale.ROOT,
             "RESULT dataflow %s speedup_vs_baseline=%.3f kbk_speedup_vs_baseline=%.3f"
-                + " dataflow_over_kbk=%.3f flop_reduction=%.3f chips=%d simulated=true",
+                + " dataflow_over_kbk=%.3f flop_reduction=%.3f speedup_vs_kernel_roofline=%.3f"
+                + " baseline_model=%s chips=%d simulated=true",
             m,
             c.speedupVsBaseline(),
             c.speedupKernelByKernelVsBaseline(),
             c.dataflowOverKernelByKernel(),
             c.flopReduction(),
+            c.speedupVsKernelRoofline(),
+            c.gpuCluster() != null ? "parallel-gpu" : "kernel-roofline",
             c.chips()));
     return out;
   }
@@ -207,6 +230,16 @@ public final class TextReport {
         .append(summary(c.kernelByKernel()))
         .append(summary(c.gpuDense()))
         .append(summary(c.gpuSparse()));
+    if (c.gpuCluster() != null) {
+      b.append(ClusterReport.summary(c.gpuCluster()));
+    }
+    b.append(
+        String.format(
+            Locale.ROOT,
+            "SIMULATED chip side: gradient all-reduce over %d chips %.1f ms per step (added to both"
+                + " chip modes)%n",
+            c.chips(),
+            c.chipCommSeconds() * 1e3));
     b.append('\n')
         .append(sections(c.dataflow(), maxRows))
         .append('\n')
