@@ -9,8 +9,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
+import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.openblas.global.openblas_nolapack;
 import org.nd4j.linalg.api.blas.Blas;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -496,12 +498,38 @@ public final class BlockSparseKernels {
   }
 
   /**
-   * Sets the rows x cols panel c to zero whatever it held (NaN included): BLAS defines C = 0 * A B
-   * + 0 * C as zero without reading C, so one call clears a strided panel of either order (A and B
-   * are c itself, k = 1).
+   * Sets the rows x cols panel c to zero whatever it held (NaN included), one memset per contiguous
+   * line. (A BLAS call with alpha = beta = 0 does not do this: OpenBLAS's small-matrix kernels
+   * compute 0 * C and so keep a NaN that C held.)
    */
   static void zero(Mat c, int rows, int cols) {
-    gemm(rows, cols, 1, 0.0, c, c, c, 0.0);
+    boolean col = colMajor(c, rows, cols);
+    if (!col && !rowMajor(c, rows, cols)) {
+      throw new IllegalStateException("panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
+    }
+    long lines = col ? cols : rows, len = col ? rows : cols, ld = col ? c.cs : c.rs;
+    long elem = c.isDouble ? 8 : 4;
+    if (lines == 1 || ld == len) {
+      Pointer.memset(bytesAt(c.address + c.off * elem), 0, lines * len * elem);
+      return;
+    }
+    for (long l = 0; l < lines; l++) {
+      Pointer.memset(bytesAt(c.address + (c.off + l * ld) * elem), 0, len * elem);
+    }
+  }
+
+  /** A byte pointer re-aimed at raw addresses (one per thread). */
+  private static final class Bytes extends BytePointer {
+    Bytes at(long addr) {
+      address = addr;
+      return this;
+    }
+  }
+
+  private static final ThreadLocal<Bytes> BYTES = ThreadLocal.withInitial(Bytes::new);
+
+  private static BytePointer bytesAt(long address) {
+    return BYTES.get().at(address);
   }
 
   /**
