@@ -2,10 +2,12 @@ package org.sparseflow.ops.matmul;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
@@ -421,7 +423,7 @@ public final class BlockSparseKernels {
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted in block-sparse kernel", e);
-          } catch (java.util.concurrent.ExecutionException e) {
+          } catch (ExecutionException e) {
             throw new IllegalStateException("block-sparse kernel failed", e.getCause());
           }
         }
@@ -431,6 +433,63 @@ public final class BlockSparseKernels {
         }
       }
     }
+  }
+
+  /** Body of a parallel loop: iteration i, run by worker {@code worker} (0 .. threads() - 1). */
+  interface WorkerBody {
+    void run(int worker, int i);
+  }
+
+  /**
+   * Runs body for i in [0, n), claimed in index order by up to {@link #threads()} workers (the
+   * caller is worker 0); returns the number of workers used. No BLAS thread switch: for Java-only
+   * kernels.
+   */
+  static int parallelFor(int n, WorkerBody body) {
+    int workers = Math.min(threads, n);
+    if (workers <= 1) {
+      for (int i = 0; i < n; i++) {
+        body.run(0, i);
+      }
+      return 1;
+    }
+    AtomicInteger next = new AtomicInteger();
+    List<Future<?>> futures = new ArrayList<>();
+    for (int t = 1; t < workers; t++) {
+      final int worker = t;
+      futures.add(
+          POOL.submit(
+              () -> {
+                for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                  body.run(worker, i);
+                }
+              }));
+    }
+    RuntimeException failure = null;
+    try {
+      for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+        body.run(0, i);
+      }
+    } catch (RuntimeException e) {
+      failure = e;
+      next.set(n);
+    }
+    for (Future<?> f : futures) {
+      try {
+        f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted in block-sparse kernel", e);
+      } catch (ExecutionException e) {
+        if (failure == null) {
+          failure = new IllegalStateException("block-sparse kernel failed", e.getCause());
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return workers;
   }
 
   // ------------------------------------------------------------------ strided BLAS calls

@@ -39,11 +39,14 @@ public final class SparseLinear {
   public static INDArray forward(INDArray x, INDArray w, INDArray bias, SparseMask mask) {
     validate(x, w, mask, "x");
     DataType dt = w.dataType();
-    // the block kernels overwrite every element, so the output need not be cleared first
+    // the block kernels overwrite every element, so the output need not be cleared first; the
+    // vector kernels write token rows, so they get a row-major output
     INDArray y =
-        fastPath(mask, x, w)
-            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f')
-            : Nd4j.create(dt, new long[] {x.size(0), w.size(1)}, 'f');
+        vectorPath(mask, x, w)
+            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'c')
+            : fastPath(mask, x, w)
+                ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f')
+                : Nd4j.create(dt, new long[] {x.size(0), w.size(1)}, 'f');
     forwardChecked(x, w, bias, mask, y);
     return y;
   }
@@ -73,7 +76,12 @@ public final class SparseLinear {
       checkNoNaN("bias", bias);
     }
     checkOutput("y", y, x.size(0), w.size(1));
-    if (fastPath(mask, x, w, y)) {
+    if (vectorPath(mask, x, w, y)) {
+      if (VectorBlockKernels.forward(x, w, (BlockMask) mask, y)) {
+        checkNoNaN("x", x);
+        checkNoNaNKept("w", w, mask);
+      }
+    } else if (fastPath(mask, x, w, y)) {
       INDArray xb = BlockSparseKernels.blasCompatible(x);
       INDArray wb = BlockSparseKernels.blasCompatible(w);
       INDArray yb = BlockSparseKernels.blasCompatible(y);
@@ -104,12 +112,19 @@ public final class SparseLinear {
       INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad) {
     validate(x, w, mask, "x");
     DataType dt = w.dataType();
+    boolean vector = vectorPath(mask, x, w, dy);
     INDArray dx =
-        fastPath(mask, x, w)
-            ? Nd4j.createUninitialized(
-                dt, new long[] {x.size(0), x.size(1)}, 'f') // overwritten by the kernel
-            : Nd4j.create(dt, new long[] {x.size(0), x.size(1)}, 'f');
-    INDArray dW = Nd4j.create(dt, new long[] {w.size(0), w.size(1)}, 'f');
+        vector
+            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), x.size(1)}, 'c')
+            : fastPath(mask, x, w)
+                ? Nd4j.createUninitialized(
+                    dt, new long[] {x.size(0), x.size(1)}, 'f') // overwritten by the kernel
+                : Nd4j.create(dt, new long[] {x.size(0), x.size(1)}, 'f');
+    // a row-major dW is overwritten whole by the vector kernel
+    INDArray dW =
+        vector && !denseWeightGrad
+            ? Nd4j.createUninitialized(dt, new long[] {w.size(0), w.size(1)}, 'c')
+            : Nd4j.create(dt, new long[] {w.size(0), w.size(1)}, 'f');
     INDArray dBias = Nd4j.create(dt, w.size(1));
     backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, true);
     return new Grads(dx, dW, dBias);
@@ -161,14 +176,20 @@ public final class SparseLinear {
     if (dW != null) {
       checkOutput("dW", dW, w.size(0), w.size(1));
     }
+    boolean vector = vectorPath(mask, x, w, dy, dx, dW);
+    // the vector kernel sums dy's columns while it reads dy (into a contiguous fp32 dBias)
+    boolean fusedBias =
+        vector && dBias != null && !dBias.isView() && dBias.dataType() == DataType.FLOAT;
     if (dBias != null) {
       if (dBias.length() != w.size(1)) {
         throw new IllegalArgumentException(
             "dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
       }
-      dBias.assign(dy.sum(0).reshape(dBias.shape()));
-      if (Double.isNaN(dBias.sumNumber().doubleValue())) {
-        checkNoNaN("dy", dy);
+      if (!fusedBias) {
+        dBias.assign(dy.sum(0).reshape(dBias.shape()));
+        if (Double.isNaN(dBias.sumNumber().doubleValue())) {
+          checkNoNaN("dy", dy);
+        }
       }
     } else {
       checkNoNaN("dy", dy);
@@ -177,6 +198,23 @@ public final class SparseLinear {
       checkNoNaN("x", x);
     }
     DataType dt = w.dataType();
+    if (vector) {
+      // a row-major dW is overwritten whole by the kernel; other layouts get the kept blocks only
+      if (dW != null && !denseWeightGrad && !dWIsZero && dW.stride(1) != 1) {
+        dW.assign(0.0);
+      }
+      if (VectorBlockKernels.backward(
+          x, w, (BlockMask) mask, dy, dx, denseWeightGrad ? null : dW, fusedBias ? dBias : null)) {
+        checkNoNaNKept("w", w, mask);
+      }
+      if (fusedBias && Double.isNaN(BlockSparseKernels.probeSum(dBias))) {
+        checkNoNaN("dy", dy);
+      }
+      if (dW != null && denseWeightGrad) {
+        x.transpose().mmul(dy, dW);
+      }
+      return;
+    }
     boolean fast =
         fastPath(mask, x, w, dy)
             && (dx == null || dx.dataType() == dt)
@@ -223,6 +261,11 @@ public final class SparseLinear {
         }
       }
     }
+  }
+
+  /** True when the JDK Vector API kernels run for this mask and these operands. */
+  private static boolean vectorPath(SparseMask mask, INDArray... arrays) {
+    return useBlockKernels(mask) && VectorSupport.applies((BlockMask) mask, arrays);
   }
 
   /** True when the block kernels run for this mask and these operands. */
