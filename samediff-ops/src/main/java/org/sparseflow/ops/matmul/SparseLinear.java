@@ -23,12 +23,13 @@ public final class SparseLinear {
   public record Grads(INDArray dx, INDArray dW, INDArray dBias) {}
 
   /**
-   * Block masks denser than this use the dense masked product: per-block GEMMs repack the
-   * activations for every output block and reach only about half of dense GEMM efficiency, so above
-   * ~0.4-0.5 dense is as fast. Override with {@code -Dsparseflow.denseAbove=<density>}.
+   * Block masks denser than this use the dense product (per-block kernels lose to dense GEMM above
+   * it): measured once per JVM on this host by {@link DenseBreakEven} unless fixed with {@code
+   * -Dsparseflow.denseAbove=<density>}.
    */
-  public static final double DENSE_ABOVE =
-      Double.parseDouble(System.getProperty("sparseflow.denseAbove", "0.4"));
+  public static double denseAbove() {
+    return DenseBreakEven.get();
+  }
 
   private static final boolean CHECK_NAN =
       !"false".equalsIgnoreCase(System.getProperty("sparseflow.checkNaN"));
@@ -41,12 +42,20 @@ public final class SparseLinear {
     DataType dt = w.dataType();
     // the block kernels overwrite every element, so the output need not be cleared first; the
     // vector kernels write token rows, so they get a row-major output
-    INDArray y =
-        vectorPath(mask, x, w)
-            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'c')
-            : fastPath(mask, x, w)
-                ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f')
-                : Nd4j.create(dt, new long[] {x.size(0), w.size(1)}, 'f');
+    INDArray y;
+    if (vectorPath(mask, x, w)) {
+      y = Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'c');
+    } else if (fastPath(mask, x, w)) {
+      y = Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f');
+    } else {
+      // dense: let ND4J pick the output layout for its GEMM (as a plain x.mmul(w) does)
+      if (bias != null) {
+        checkBias(bias, w);
+      }
+      y = denseForward(x, w, mask);
+      addBias(y, bias, w);
+      return y;
+    }
     forwardChecked(x, w, bias, mask, y);
     return y;
   }
@@ -66,14 +75,7 @@ public final class SparseLinear {
   private static void forwardChecked(
       INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
     if (bias != null) {
-      if (bias.length() != w.size(1)) {
-        throw new IllegalArgumentException(
-            "bias has shape "
-                + Arrays.toString(bias.shape())
-                + "; expected length nOut = "
-                + w.size(1));
-      }
-      checkNoNaN("bias", bias);
+      checkBias(bias, w);
     }
     checkOutput("y", y, x.size(0), w.size(1));
     if (vectorPath(mask, x, w, y)) {
@@ -95,13 +97,34 @@ public final class SparseLinear {
         y.assign(yb);
       }
     } else {
-      checkNoNaN("x", x);
-      checkNoNaN("w", w);
-      x.mmul(w.mul(mask.cachedDense(w.dataType())), y); // x and w share a type (validated)
+      y.assign(denseForward(x, w, mask));
     }
+    addBias(y, bias, w);
+  }
+
+  /** x (W o M) with ND4J's dense GEMM, after the NaN checks on x and w. */
+  private static INDArray denseForward(INDArray x, INDArray w, SparseMask mask) {
+    checkNoNaN("x", x);
+    checkNoNaN("w", w);
+    // x and w share a type (validated); a mask that keeps everything needs no product with W
+    return x.mmul(mask.density() >= 1.0 ? w : w.mul(mask.cachedDense(w.dataType())));
+  }
+
+  private static void addBias(INDArray y, INDArray bias, INDArray w) {
     if (bias != null) {
       y.addiRowVector(bias.reshape(1, w.size(1)).castTo(y.dataType()));
     }
+  }
+
+  private static void checkBias(INDArray bias, INDArray w) {
+    if (bias.length() != w.size(1)) {
+      throw new IllegalArgumentException(
+          "bias has shape "
+              + Arrays.toString(bias.shape())
+              + "; expected length nOut = "
+              + w.size(1));
+    }
+    checkNoNaN("bias", bias);
   }
 
   /**
@@ -249,14 +272,15 @@ public final class SparseLinear {
       }
     } else {
       checkNoNaN("w", w);
-      INDArray m = mask.cachedDense(dt);
+      boolean full = mask.density() >= 1.0; // keeps everything: no products with the mask
+      INDArray m = full ? null : mask.cachedDense(dt);
       INDArray dyc = dy.castTo(dt);
       if (dx != null) {
-        dyc.mmul(w.mul(m).transpose(), dx);
+        dyc.mmul((full ? w : w.mul(m)).transpose(), dx);
       }
       if (dW != null) {
         x.transpose().mmul(dyc, dW);
-        if (!denseWeightGrad) {
+        if (!denseWeightGrad && !full) {
           dW.muli(m);
         }
       }
@@ -274,7 +298,7 @@ public final class SparseLinear {
   }
 
   private static boolean useBlockKernels(SparseMask mask) {
-    return mask instanceof BlockMask && mask.density() <= DENSE_ABOVE;
+    return mask instanceof BlockMask && mask.density() <= denseAbove();
   }
 
   // ------------------------------------------------------------------ FLOP accounting
