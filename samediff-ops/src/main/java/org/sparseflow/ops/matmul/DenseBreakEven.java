@@ -9,14 +9,14 @@ import org.sparseflow.ops.pattern.PatternSpec;
 /**
  * The block density above which {@link SparseLinear} runs the dense product instead of the block
  * kernels, measured once per JVM on this host rather than fixed: the block kernel's forward and
- * ND4J's dense {@code mmul} are timed on a [512 x 512] x [512 x 512] fp32 product (32 x 32 blocks
- * at density 0.25, best of a few runs each, about 50 ms in all), and the break-even density is the
- * ratio of their FLOP rates (the kernel's time scales with density, the dense time does not),
- * clamped to [0.05, 1]. {@code -Dsparseflow.denseAbove=<density>} fixes it instead.
+ * ND4J's dense {@code mmul} are timed on a [1024 x 1024] x [1024 x 1024] fp32 product (32 x 32
+ * blocks at density 0.25, best of a few runs each, about 50 ms in all), and the break-even density
+ * is the ratio of their FLOP rates (the kernel's time scales with density, the dense time does
+ * not), clamped to [0.05, 1]. {@code -Dsparseflow.denseAbove=<density>} fixes it instead.
  */
 final class DenseBreakEven {
 
-  private static final int SIZE = 512;
+  private static final int SIZE = 1024;
   private static final double PROBE_DENSITY = 0.25;
   private static volatile double value = Double.NaN;
 
@@ -56,7 +56,7 @@ final class DenseBreakEven {
     // repeat until the kernel's time stops improving (at most ~40 runs)
     double best = Double.MAX_VALUE;
     int sinceBest = 0;
-    for (int r = 0; r < 40 && sinceBest < 8; r++) {
+    for (int r = 0; r < 30 && sinceBest < 5; r++) {
       double t = time(sparse);
       if (t < 0.9 * best) {
         best = t;
@@ -67,7 +67,7 @@ final class DenseBreakEven {
     }
     double ts = Double.MAX_VALUE;
     double td = Double.MAX_VALUE;
-    for (int r = 0; r < 6; r++) { // alternate so load changes hit both
+    for (int r = 0; r < 4; r++) { // alternate so load changes hit both
       ts = Math.min(ts, time(sparse));
       td = Math.min(td, time(dense));
     }

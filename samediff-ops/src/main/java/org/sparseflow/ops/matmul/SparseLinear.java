@@ -298,7 +298,8 @@ public final class SparseLinear {
   }
 
   private static boolean useBlockKernels(SparseMask mask) {
-    return mask instanceof BlockMask && mask.density() <= denseAbove();
+    // a mask that keeps every block is a dense layer: ND4J's GEMM, never slower than itself
+    return mask instanceof BlockMask && mask.density() < 1.0 && mask.density() <= denseAbove();
   }
 
   // ------------------------------------------------------------------ FLOP accounting
