@@ -102,7 +102,8 @@ public final class AttentionBench {
               nd4jFwd,
               machine,
               err,
-              torchMs.get(torchCase("attention_fwd", t))));
+              torchMs.get(torchCase("attention_fwd", t)),
+              torchMs.get(torchCase("attention_fwd", t) + "#cpu")));
       System.out.println(out.get(out.size() - 1));
       out.add(
           line(
@@ -114,7 +115,8 @@ public final class AttentionBench {
               nd4jFb,
               machine,
               err,
-              torchMs.get(torchCase("attention_fwdbwd", t))));
+              torchMs.get(torchCase("attention_fwdbwd", t)),
+              torchMs.get(torchCase("attention_fwdbwd", t) + "#cpu")));
       System.out.println(out.get(out.size() - 1));
     }
     return out;
@@ -147,7 +149,8 @@ public final class AttentionBench {
       double[] nd4j,
       String machine,
       double err,
-      Double torchMs) {
+      Double torchMs,
+      Double torchCpuMs) {
     return String.format(
         Locale.ROOT,
         "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT dense_ms=%.2f"
@@ -180,7 +183,12 @@ public final class AttentionBench {
         err,
         torchMs != null
             ? String.format(
-                Locale.ROOT, " torch_ms=%.2f speedup_vs_torch=%.2f", torchMs, torchMs / sp[0])
+                Locale.ROOT,
+                " torch_ms=%.2f speedup_vs_torch=%.2f torch_cpu_ms=%.1f speedup_vs_torch_cpu=%.2f",
+                torchMs,
+                torchMs / sp[0],
+                torchCpuMs != null ? torchCpuMs : Double.NaN,
+                torchCpuMs != null ? torchCpuMs / Math.max(1e-9, sp[2]) : Double.NaN)
             : "",
         HostInfo.fields());
   }

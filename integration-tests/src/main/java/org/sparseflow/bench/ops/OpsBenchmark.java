@@ -80,7 +80,13 @@ public final class OpsBenchmark {
       cases.add(AttentionBench.torchCase("attention_fwd", t));
       cases.add(AttentionBench.torchCase("attention_fwdbwd", t));
     }
-    return torch.run(BlockSparseKernels.threads(), quick ? 1 : 2, quick ? 3 : 7, cases);
+    Map<String, Double> out =
+        torch.run(BlockSparseKernels.threads(), quick ? 1 : 2, quick ? 3 : 7, cases);
+    // one thread, for the CPU-time (_cpu1) comparison
+    Map<String, Double> one =
+        torch.run(1, 1, 3, List.of(torchMatmul("matmul_fwd"), torchMatmul("matmul_fwdbwd")));
+    one.forEach((k, v) -> out.put("1thread:" + k, v));
+    return out;
   }
 
   static String torchMatmul(String kase) {
@@ -185,14 +191,13 @@ public final class OpsBenchmark {
               torchMs.get(torchMatmul("matmul_fwdbwd"))));
       System.out.println(out.get(out.size() - 1));
     }
-    if (!quick) {
-      out.addAll(runCpuTime(quick, xs, wc, dys));
-    }
+    out.addAll(runCpuTime(quick, xs, wc, dys, torchMs));
     return out;
   }
 
   /** Single-thread CPU-time comparison (see class comment). */
-  static List<String> runCpuTime(boolean quick, INDArray x, INDArray w, INDArray dy) {
+  static List<String> runCpuTime(
+      boolean quick, INDArray x, INDArray w, INDArray dy, Map<String, Double> torchMs) {
     int reps = quick ? 3 : 7;
     List<String> out = new ArrayList<>();
     org.nd4j.linalg.api.blas.Blas blas = Nd4j.factory().blas();
@@ -206,9 +211,9 @@ public final class OpsBenchmark {
       BlockSparseKernels.setThreads(1);
       double denseFwd = cpuMin(reps, () -> x.mmul(w));
       double denseFb = cpuMin(reps, () -> denseFwdBwd(x, w, dy));
-      for (double density : DENSITIES) {
+      for (double density : quick ? new double[] {0.1, 0.05} : DENSITIES) {
         SparseMask mask = PatternSpec.block(BLOCK).random(N_IN, N_OUT, density, SEED);
-        INDArray wMasked = mask.applyInPlace(w.dup('f'));
+        INDArray wMasked = mask.applyInPlace(w.dup(VectorSupport.AVAILABLE ? 'c' : 'f'));
         double sf = cpuMin(reps, () -> SparseLinear.forward(x, wMasked, null, mask));
         double sfb =
             cpuMin(
@@ -217,9 +222,23 @@ public final class OpsBenchmark {
                   SparseLinear.forward(x, wMasked, null, mask);
                   SparseLinear.backward(x, wMasked, mask, dy, false);
                 });
-        out.add(cpuLine("matmul_fwd_cpu1", density, mask, denseFwd, sf));
+        out.add(
+            cpuLine(
+                "matmul_fwd_cpu1",
+                density,
+                mask,
+                denseFwd,
+                sf,
+                torchMs.get("1thread:" + torchMatmul("matmul_fwd") + "#cpu")));
         System.out.println(out.get(out.size() - 1));
-        out.add(cpuLine("matmul_fwdbwd_cpu1", density, mask, denseFb, sfb));
+        out.add(
+            cpuLine(
+                "matmul_fwdbwd_cpu1",
+                density,
+                mask,
+                denseFb,
+                sfb,
+                torchMs.get("1thread:" + torchMatmul("matmul_fwdbwd") + "#cpu")));
         System.out.println(out.get(out.size() - 1));
       }
     } finally {
@@ -232,12 +251,19 @@ public final class OpsBenchmark {
     return out;
   }
 
+  /** A one-thread CPU-time line; the torch peer's figure is its process CPU time on one thread. */
   private static String cpuLine(
-      String name, double density, SparseMask mask, double denseMs, double sparseMs) {
+      String name,
+      double density,
+      SparseMask mask,
+      double denseMs,
+      double sparseMs,
+      Double torchCpuMs) {
+    double bestDense = torchCpuMs != null ? Math.min(denseMs, torchCpuMs) : denseMs;
     return String.format(
         Locale.ROOT,
         "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_cpu_ms=%.1f"
-            + " sparse_cpu_ms=%.1f speedup=%.2f threads=1 %s measured=true",
+            + " sparse_cpu_ms=%.1f speedup=%.2f%s efficiency=%.2f threads=1 %s measured=true",
         name,
         density,
         BLOCK,
@@ -245,6 +271,14 @@ public final class OpsBenchmark {
         denseMs,
         sparseMs,
         denseMs / sparseMs,
+        torchCpuMs != null
+            ? String.format(
+                Locale.ROOT,
+                " torch_cpu_ms=%.1f speedup_vs_torch=%.2f",
+                torchCpuMs,
+                torchCpuMs / sparseMs)
+            : "",
+        mask.density() * bestDense / sparseMs,
         HostInfo.fields());
   }
 

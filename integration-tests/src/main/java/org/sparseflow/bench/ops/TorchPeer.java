@@ -75,8 +75,9 @@ final class TorchPeer {
   }
 
   /**
-   * Runs the cases ({@code name:dim:dim:dim}) and returns median milliseconds per case spec; a case
-   * that failed is missing.
+   * Runs the cases ({@code name:dim:dim:dim}) and returns median wall milliseconds per case spec,
+   * and median process CPU milliseconds under the key {@code spec + "#cpu"}; a case that failed is
+   * missing.
    */
   Map<String, Double> run(int threads, int warmup, int reps, List<String> cases) {
     Map<String, Double> out = new HashMap<>();
@@ -109,6 +110,9 @@ final class TorchPeer {
             for (String f : line.split(" ")) {
               if (f.startsWith("median_ms=")) {
                 out.put(cases.get(i), Double.parseDouble(f.substring("median_ms=".length())));
+              }
+              if (f.startsWith("cpu_ms=")) {
+                out.put(cases.get(i) + "#cpu", Double.parseDouble(f.substring("cpu_ms=".length())));
               }
             }
             i++;

@@ -2,7 +2,8 @@
 
 Times dense fp32 work on the same shapes as the Java cases, with the thread count given on the
 command line and whatever OPENBLAS_* / OMP_* environment the caller passes on (it is not changed
-here). Prints one line per case: `TORCH <case> median_ms=<m> min_ms=<m> threads=<n> version=<v>`.
+here). Prints one line per case:
+`TORCH <case> median_ms=<m> min_ms=<m> cpu_ms=<process CPU ms> threads=<n> version=<v>`.
 
 Cases:
   matmul_fwd N K M          y = x W
@@ -19,14 +20,18 @@ import torch
 
 
 def timed(fn, warmup, reps):
+    """Median and minimum wall ms, and median process CPU ms (all threads)."""
     for _ in range(warmup):
         fn()
     samples = []
+    cpu = []
     for _ in range(reps):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples), min(samples)
+        cpu.append((time.process_time() - c0) * 1e3)
+    return statistics.median(samples), min(samples), statistics.median(cpu)
 
 
 def matmul_case(backward, n, k, m):
@@ -89,10 +94,10 @@ def main(argv):
             fn = matmul_case(name.endswith("fwdbwd"), *dims)
         else:
             fn = attention_case(name.endswith("fwdbwd"), *dims)
-        med, best = timed(fn, warmup, reps)
+        med, best, cpu = timed(fn, warmup, reps)
         print(
-            "TORCH %s dims=%s median_ms=%.2f min_ms=%.2f threads=%d version=%s"
-            % (name, "x".join(str(x) for x in dims), med, best, threads, torch.__version__),
+            "TORCH %s dims=%s median_ms=%.2f min_ms=%.2f cpu_ms=%.2f threads=%d version=%s"
+            % (name, "x".join(str(x) for x in dims), med, best, cpu, threads, torch.__version__),
             flush=True,
         )
 
