@@ -12,6 +12,8 @@ Cases:
   attention_fwdbwd T H D    the same plus its backward (autograd) for q, k and v
 """
 
+import ctypes
+import os
 import statistics
 import sys
 import time
@@ -80,11 +82,27 @@ def attention_case(backward, t, h, d):
     return run
 
 
+def limit_blas_threads(threads):
+    """Debian's torch calls the system OpenBLAS, whose own thread pool ignores torch.set_num_threads:
+    set it through OpenBLAS's API (as the Java side does through ND4J), not through the environment."""
+    try:
+        with open("/proc/self/maps") as maps:
+            libs = {line.split()[-1] for line in maps if "openblas" in line and ".so" in line}
+        for lib in libs:
+            ctypes.CDLL(lib).openblas_set_num_threads(threads)
+        return len(libs) > 0
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv):
     threads = int(argv[1])
     warmup = int(argv[2])
     reps = int(argv[3])
     torch.set_num_threads(threads)
+    torch.zeros(64, 64) @ torch.zeros(64, 64)  # loads the BLAS library
+    if threads < (os.cpu_count() or threads):
+        limit_blas_threads(threads)  # by default OpenBLAS uses every core
     cases = argv[4:]
     for spec in cases:
         parts = spec.split(":")
