@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -38,15 +39,30 @@ public final class AttentionBench {
   private AttentionBench() {}
 
   public static void main(String[] args) {
-    boolean quick = Arrays.asList(args).contains("--quick");
-    for (String line : run(quick)) {
-      System.out.println(line);
-    }
+    run(Arrays.asList(args).contains("--quick")); // prints its RESULT lines as it goes
   }
 
-  /** Runs the benchmark; quick mode uses T=512 and 1024 and fewer repetitions. */
+  /** Sequence lengths: T=2048 in quick mode, 1024 and 2048 otherwise. */
+  static int[] lengths(boolean quick) {
+    return quick ? new int[] {2048} : new int[] {1024, 2048};
+  }
+
+  /** The PyTorch peer case ({@link TorchPeer}) for one of this benchmark's cases. */
+  static String torchCase(String kase, int t) {
+    return kase + ":" + t + ":" + HEADS + ":" + HEAD_DIM;
+  }
+
+  /** Runs the benchmark without a PyTorch peer. */
   public static List<String> run(boolean quick) {
-    int[] lengths = quick ? new int[] {512, 1024} : new int[] {1024, 2048};
+    return run(quick, Map.of());
+  }
+
+  /**
+   * Runs the benchmark; quick mode uses T=2048 only and fewer repetitions; {@code torchMs} holds
+   * the PyTorch peer's medians by {@link #torchCase} (missing: no {@code speedup_vs_torch}).
+   */
+  public static List<String> run(boolean quick, Map<String, Double> torchMs) {
+    int[] lengths = lengths(quick);
     int reps = quick ? 3 : 5;
     List<String> out = new ArrayList<>();
     warmUp();
@@ -76,8 +92,32 @@ public final class AttentionBench {
               .sub(nd4jForward(q, k, v, causalBias, scale)[0])
               .amaxNumber()
               .doubleValue();
-      out.add(line("attention_fwd", t, sparse, denseFwd, sparseFwd, nd4jFwd, machine, err));
-      out.add(line("attention_fwdbwd", t, sparse, denseFb, sparseFb, nd4jFb, machine, err));
+      out.add(
+          line(
+              "attention_fwd",
+              t,
+              sparse,
+              denseFwd,
+              sparseFwd,
+              nd4jFwd,
+              machine,
+              err,
+              torchMs.get(torchCase("attention_fwd", t)),
+              torchMs.get(torchCase("attention_fwd", t) + "#cpu")));
+      System.out.println(out.get(out.size() - 1));
+      out.add(
+          line(
+              "attention_fwdbwd",
+              t,
+              sparse,
+              denseFb,
+              sparseFb,
+              nd4jFb,
+              machine,
+              err,
+              torchMs.get(torchCase("attention_fwdbwd", t)),
+              torchMs.get(torchCase("attention_fwdbwd", t) + "#cpu")));
+      System.out.println(out.get(out.size() - 1));
     }
     return out;
   }
@@ -108,14 +148,16 @@ public final class AttentionBench {
       double[] sp,
       double[] nd4j,
       String machine,
-      double err) {
+      double err,
+      Double torchMs,
+      Double torchCpuMs) {
     return String.format(
         Locale.ROOT,
         "RESULT ops %s T=%d pattern=%s block=%d heads=%d headDim=%d dtype=FLOAT dense_ms=%.2f"
             + " sparse_ms=%.2f speedup=%.2f nd4j_dense_ms=%.2f speedup_vs_nd4j=%.2f"
             + " dense_min_ms=%.2f sparse_min_ms=%.2f speedup_min=%.2f nd4j_dense_min_ms=%.2f"
             + " dense_cpu_ms=%.1f sparse_cpu_ms=%.1f speedup_cpu=%.2f density=%.4f threads=%d"
-            + " machine=%s load_avg=%.1f max_abs_diff_dense_vs_nd4j=%.2e measured=true",
+            + " machine=%s load_avg=%.1f max_abs_diff_dense_vs_nd4j=%.2e%s %s measured=true",
         kase,
         t,
         PATTERN,
@@ -138,7 +180,17 @@ public final class AttentionBench {
         BlockSparseKernels.THREADS,
         machine,
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
-        err);
+        err,
+        torchMs != null
+            ? String.format(
+                Locale.ROOT,
+                " torch_ms=%.2f speedup_vs_torch=%.2f torch_cpu_ms=%.1f speedup_vs_torch_cpu=%.2f",
+                torchMs,
+                torchMs / sp[0],
+                torchCpuMs != null ? torchCpuMs : Double.NaN,
+                torchCpuMs != null ? torchCpuMs / Math.max(1e-9, sp[2]) : Double.NaN)
+            : "",
+        HostInfo.fields());
   }
 
   private static Object fwdBwd(

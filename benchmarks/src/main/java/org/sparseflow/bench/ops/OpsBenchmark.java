@@ -3,32 +3,42 @@ package org.sparseflow.bench.ops;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.BlockSparseKernels;
 import org.sparseflow.ops.matmul.SparseLinear;
+import org.sparseflow.ops.matmul.VectorSupport;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * Ops benchmark (measured, not simulated): block-sparse y = x (W o M) against ND4J's dense {@code
  * mmul} on the same machine, fp32, x [2048 x 1024], W [1024 x 4096], 32 x 32 blocks kept at random
- * (fixed seed) at densities 0.5 / 0.25 / 0.1 / 0.05. {@code fwd} times y = x W; {@code fwdbwd} adds
- * dx = dy W^T and dW = x^T dy (dense baseline: three GEMMs; sparse: dW on kept blocks only, plus
- * dBias and the NaN input checks). Dense and sparse runs alternate within each repetition so
- * machine-load drift hits both alike; reported times are medians in milliseconds after warm-up. The
- * dense baseline is the faster of 'c' and 'f' operand orders, with ND4J's default BLAS threads.
+ * (fixed seed) at densities 1 / 0.5 / 0.25 / 0.1 / 0.05, and blocks of 16 and 64 at 0.1. {@code
+ * fwd} times y = x W; {@code fwdbwd} adds dx = dy W^T and dW = x^T dy (dense baseline: three GEMMs;
+ * sparse: dW on kept blocks only, plus dBias and the NaN input checks). Dense and sparse runs
+ * alternate within each repetition so machine-load drift hits both alike; reported times are
+ * medians in milliseconds after warm-up. The dense baseline is the faster of 'c' and 'f' operand
+ * orders, with ND4J's default BLAS threads.
  *
- * <p>Because wall-clock times on a shared machine depend on its load, the {@code _cpu1} cases
- * repeat fwd and fwd+bwd with everything on one thread (BLAS, OpenMP and the sparse kernel) and
- * compare the CPU time of that thread ({@code ThreadMXBean}), minimum of the repetitions: the work
+ * <p>When a python3 with torch is found, PyTorch's dense CPU matmul and causal attention run first
+ * on the same shapes and thread count with this JVM's environment ({@link TorchPeer}); the lines
+ * then carry {@code torch_ms} and {@code speedup_vs_torch}. Every RESULT line names the host
+ * ({@link HostInfo}). {@code efficiency} = the sparse useful FLOP/s over the best dense FLOP/s on
+ * the host at that shape.
+ *
+ * <p>The full run also repeats fwd and fwd+bwd with everything on one thread ({@code _cpu1}) and
+ * compares the CPU time of that thread ({@code ThreadMXBean}), minimum of the repetitions: the work
  * each implementation does, independent of how many other processes compete for the cores.
  *
- * <p>Also runs {@code AttentionBench.run(quick)} when that class is present. Run: {@code java -jar
- * benchmarks/target/sparseflow-benchmarks.jar ops [--quick]}.
+ * <p>Then runs {@link AttentionBench} (T=2048 in quick mode). Run: {@code java --add-modules
+ * jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar ops [--quick]} (without the
+ * flag the BLAS block kernels run instead of the Vector API ones).
  */
 public final class OpsBenchmark {
 
@@ -36,21 +46,55 @@ public final class OpsBenchmark {
   static final int N_IN = 1024;
   static final int N_OUT = 4096;
   static final int BLOCK = 32;
-  static final double[] DENSITIES = {0.5, 0.25, 0.1, 0.05};
+  static final double[] DENSITIES = {1.0, 0.5, 0.25, 0.1, 0.05};
+  static final double[] QUICK_DENSITIES = {1.0, 0.25, 0.1, 0.05};
+
+  /** Other block sizes, timed fwd+bwd at density 0.10. */
+  static final int[] OTHER_BLOCKS = {16, 64};
+
   static final long SEED = 42;
 
   private OpsBenchmark() {}
 
   public static void main(String[] args) {
     boolean quick = Arrays.asList(args).contains("--quick");
-    run(quick); // prints its RESULT lines as they are measured
-    for (String line : runAttention(quick)) {
-      System.out.println(line);
+    TorchPeer torch = TorchPeer.find();
+    Map<String, Double> torchMs = runTorch(torch, quick);
+    run(quick, torchMs); // prints its RESULT lines as they are measured
+    AttentionBench.run(quick, torchMs); // prints its RESULT lines as they are measured
+  }
+
+  /**
+   * Times the PyTorch dense peer (matmul and causal attention, same shapes and threads) before the
+   * Java cases, so that its process does not compete with them; prints a note without torch.
+   */
+  static Map<String, Double> runTorch(TorchPeer torch, boolean quick) {
+    System.out.println("# " + torch.note());
+    if (!torch.available()) {
+      return new HashMap<>();
     }
+    List<String> cases = new ArrayList<>();
+    cases.add(torchMatmul("matmul_fwd"));
+    cases.add(torchMatmul("matmul_fwdbwd"));
+    for (int t : AttentionBench.lengths(quick)) {
+      cases.add(AttentionBench.torchCase("attention_fwd", t));
+      cases.add(AttentionBench.torchCase("attention_fwdbwd", t));
+    }
+    Map<String, Double> out =
+        torch.run(BlockSparseKernels.threads(), quick ? 1 : 2, quick ? 3 : 7, cases);
+    // one thread, for the CPU-time (_cpu1) comparison
+    Map<String, Double> one =
+        torch.run(1, 1, 3, List.of(torchMatmul("matmul_fwd"), torchMatmul("matmul_fwdbwd")));
+    one.forEach((k, v) -> out.put("1thread:" + k, v));
+    return out;
+  }
+
+  static String torchMatmul(String kase) {
+    return kase + ":" + N + ":" + N_IN + ":" + N_OUT;
   }
 
   /** Runs the matmul cases and returns the RESULT lines (also printed as they are measured). */
-  public static List<String> run(boolean quick) {
+  public static List<String> run(boolean quick, Map<String, Double> torchMs) {
     int warmup = quick ? 2 : 5;
     int reps = quick ? 5 : 15;
     Nd4j.getRandom().setSeed(SEED);
@@ -58,6 +102,10 @@ public final class OpsBenchmark {
     INDArray wc = Nd4j.randn(DataType.FLOAT, N_IN, N_OUT).muli(0.03);
     INDArray dyc = Nd4j.randn(DataType.FLOAT, N, N_OUT);
     INDArray xf = xc.dup('f'), wf = wc.dup('f'), dyf = dyc.dup('f');
+    // each kernel gets the activation layout it reads directly: token rows for the vector
+    // kernel, column panels for the BLAS kernel (the dense baseline takes the faster of both)
+    INDArray xs = VectorSupport.AVAILABLE ? xc : xf;
+    INDArray dys = VectorSupport.AVAILABLE ? dyc : dyf;
 
     String machine =
         String.format(
@@ -74,34 +122,54 @@ public final class OpsBenchmark {
             + N_IN
             + "x"
             + N_OUT
-            + "] fp32 block="
-            + BLOCK
-            + " "
+            + "] fp32 "
             + machine
             + " kernel_threads="
             + BlockSparseKernels.threads()
+            + " "
+            + HostInfo.fields()
+            + " break_even_density="
+            + String.format(Locale.ROOT, "%.2f", SparseLinear.denseAbove())
             + (quick ? " (quick)" : ""));
-
+    if (!VectorSupport.AVAILABLE) {
+      System.out.println(
+          "# note: the JDK Vector API kernels are off; start java with --add-modules"
+              + " jdk.incubator.vector to use them");
+    }
+    List<double[]> cases = new ArrayList<>();
+    for (double d : quick ? QUICK_DENSITIES : DENSITIES) {
+      cases.add(new double[] {d, BLOCK});
+    }
+    for (int b : OTHER_BLOCKS) {
+      cases.add(new double[] {0.1, b});
+    }
     List<String> out = new ArrayList<>();
-    for (double density : DENSITIES) {
-      SparseMask mask = PatternSpec.block(BLOCK).random(N_IN, N_OUT, density, SEED);
+    for (double[] c : cases) {
+      double density = c[0];
+      int block = (int) c[1];
+      SparseMask mask = PatternSpec.block(block).random(N_IN, N_OUT, density, SEED);
       // the dense weights carry exact zeros outside the mask, as in training
-      INDArray wMasked = mask.applyInPlace(wf.dup('f'));
-      double[][] fwd =
-          timeAlternating(
-              warmup,
-              reps,
-              () -> xc.mmul(wc),
-              () -> xf.mmul(wf),
-              () -> SparseLinear.forward(xf, wMasked, null, mask));
-      out.add(
-          line(
-              "matmul_fwd",
-              density,
-              mask,
-              Math.min(median(fwd[0]), median(fwd[1])),
-              median(fwd[2])));
-      System.out.println(out.get(out.size() - 1));
+      INDArray wMasked = mask.applyInPlace(wc.dup(VectorSupport.AVAILABLE ? 'c' : 'f'));
+      if (block == BLOCK) {
+        double[][] fwd =
+            timeAlternating(
+                warmup,
+                reps,
+                () -> xc.mmul(wc),
+                () -> xf.mmul(wf),
+                () -> SparseLinear.forward(xs, wMasked, null, mask));
+        double denseMs = Math.min(median(fwd[0]), median(fwd[1]));
+        out.add(
+            line(
+                "matmul_fwd",
+                density,
+                block,
+                mask,
+                denseMs,
+                median(fwd[2]),
+                torchMs.get(torchMatmul("matmul_fwd"))));
+        System.out.println(out.get(out.size() - 1));
+      }
       double[][] fb =
           timeAlternating(
               warmup,
@@ -109,24 +177,27 @@ public final class OpsBenchmark {
               () -> denseFwdBwd(xc, wc, dyc),
               () -> denseFwdBwd(xf, wf, dyf),
               () -> {
-                SparseLinear.forward(xf, wMasked, null, mask);
-                SparseLinear.backward(xf, wMasked, mask, dyf, false);
+                SparseLinear.forward(xs, wMasked, null, mask);
+                SparseLinear.backward(xs, wMasked, mask, dys, false);
               });
       out.add(
           line(
               "matmul_fwdbwd",
               density,
+              block,
               mask,
               Math.min(median(fb[0]), median(fb[1])),
-              median(fb[2])));
+              median(fb[2]),
+              torchMs.get(torchMatmul("matmul_fwdbwd"))));
       System.out.println(out.get(out.size() - 1));
     }
-    out.addAll(runCpuTime(quick, xf, wf, dyf));
+    out.addAll(runCpuTime(quick, xs, wc, dys, torchMs));
     return out;
   }
 
   /** Single-thread CPU-time comparison (see class comment). */
-  static List<String> runCpuTime(boolean quick, INDArray x, INDArray w, INDArray dy) {
+  static List<String> runCpuTime(
+      boolean quick, INDArray x, INDArray w, INDArray dy, Map<String, Double> torchMs) {
     int reps = quick ? 3 : 7;
     List<String> out = new ArrayList<>();
     org.nd4j.linalg.api.blas.Blas blas = Nd4j.factory().blas();
@@ -140,9 +211,9 @@ public final class OpsBenchmark {
       BlockSparseKernels.setThreads(1);
       double denseFwd = cpuMin(reps, () -> x.mmul(w));
       double denseFb = cpuMin(reps, () -> denseFwdBwd(x, w, dy));
-      for (double density : DENSITIES) {
+      for (double density : quick ? new double[] {0.1, 0.05} : DENSITIES) {
         SparseMask mask = PatternSpec.block(BLOCK).random(N_IN, N_OUT, density, SEED);
-        INDArray wMasked = mask.applyInPlace(w.dup('f'));
+        INDArray wMasked = mask.applyInPlace(w.dup(VectorSupport.AVAILABLE ? 'c' : 'f'));
         double sf = cpuMin(reps, () -> SparseLinear.forward(x, wMasked, null, mask));
         double sfb =
             cpuMin(
@@ -151,9 +222,23 @@ public final class OpsBenchmark {
                   SparseLinear.forward(x, wMasked, null, mask);
                   SparseLinear.backward(x, wMasked, mask, dy, false);
                 });
-        out.add(cpuLine("matmul_fwd_cpu1", density, mask, denseFwd, sf));
+        out.add(
+            cpuLine(
+                "matmul_fwd_cpu1",
+                density,
+                mask,
+                denseFwd,
+                sf,
+                torchMs.get("1thread:" + torchMatmul("matmul_fwd") + "#cpu")));
         System.out.println(out.get(out.size() - 1));
-        out.add(cpuLine("matmul_fwdbwd_cpu1", density, mask, denseFb, sfb));
+        out.add(
+            cpuLine(
+                "matmul_fwdbwd_cpu1",
+                density,
+                mask,
+                denseFb,
+                sfb,
+                torchMs.get("1thread:" + torchMatmul("matmul_fwdbwd") + "#cpu")));
         System.out.println(out.get(out.size() - 1));
       }
     } finally {
@@ -166,19 +251,35 @@ public final class OpsBenchmark {
     return out;
   }
 
+  /** A one-thread CPU-time line; the torch peer's figure is its process CPU time on one thread. */
   private static String cpuLine(
-      String name, double density, SparseMask mask, double denseMs, double sparseMs) {
+      String name,
+      double density,
+      SparseMask mask,
+      double denseMs,
+      double sparseMs,
+      Double torchCpuMs) {
+    double bestDense = torchCpuMs != null ? Math.min(denseMs, torchCpuMs) : denseMs;
     return String.format(
         Locale.ROOT,
         "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_cpu_ms=%.1f"
-            + " sparse_cpu_ms=%.1f speedup=%.2f threads=1 measured=true",
+            + " sparse_cpu_ms=%.1f speedup=%.2f%s efficiency=%.2f threads=1 %s measured=true",
         name,
         density,
         BLOCK,
         mask.density(),
         denseMs,
         sparseMs,
-        denseMs / sparseMs);
+        denseMs / sparseMs,
+        torchCpuMs != null
+            ? String.format(
+                Locale.ROOT,
+                " torch_cpu_ms=%.1f speedup_vs_torch=%.2f",
+                torchCpuMs,
+                torchCpuMs / sparseMs)
+            : "",
+        mask.density() * bestDense / sparseMs,
+        HostInfo.fields());
   }
 
   private static double cpuMin(int reps, Runnable task) {
@@ -199,19 +300,38 @@ public final class OpsBenchmark {
     x.transpose().mmul(dy);
   }
 
+  /**
+   * A RESULT line. {@code efficiency} is the sparse kernel's useful FLOP/s (kept blocks only) over
+   * the best dense FLOP/s measured on this host at the same shape (ND4J, or PyTorch when faster):
+   * actual density x best dense ms / sparse ms.
+   */
   private static String line(
-      String name, double density, SparseMask mask, double denseMs, double sparseMs) {
+      String name,
+      double density,
+      int block,
+      SparseMask mask,
+      double denseMs,
+      double sparseMs,
+      Double torchMs) {
+    double bestDense = torchMs != null ? Math.min(denseMs, torchMs) : denseMs;
     return String.format(
         Locale.ROOT,
         "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_ms=%.1f sparse_ms=%.1f"
-            + " speedup=%.2f measured=true",
+            + " speedup=%.2f%s efficiency=%.2f threads=%d %s measured=true",
         name,
         density,
-        BLOCK,
+        block,
         mask.density(),
         denseMs,
         sparseMs,
-        denseMs / sparseMs);
+        denseMs / sparseMs,
+        torchMs != null
+            ? String.format(
+                Locale.ROOT, " torch_ms=%.1f speedup_vs_torch=%.2f", torchMs, torchMs / sparseMs)
+            : "",
+        mask.density() * bestDense / sparseMs,
+        BlockSparseKernels.threads(),
+        HostInfo.fields());
   }
 
   /** Times each task once per repetition, in turn; returns per-task samples in ms. */
@@ -236,21 +356,5 @@ public final class OpsBenchmark {
     double[] s = v.clone();
     Arrays.sort(s);
     return s.length % 2 == 1 ? s[s.length / 2] : 0.5 * (s[s.length / 2 - 1] + s[s.length / 2]);
-  }
-
-  /**
-   * Attention cases from {@code AttentionBench.run(boolean)} when that class is on the classpath.
-   */
-  @SuppressWarnings("unchecked")
-  static List<String> runAttention(boolean quick) {
-    try {
-      Class<?> c = Class.forName("org.sparseflow.bench.ops.AttentionBench");
-      return (List<String>) c.getMethod("run", boolean.class).invoke(null, quick);
-    } catch (ClassNotFoundException e) {
-      return List.of();
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException(
-          "AttentionBench failed", e.getCause() != null ? e.getCause() : e);
-    }
   }
 }

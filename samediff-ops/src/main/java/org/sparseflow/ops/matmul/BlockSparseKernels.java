@@ -2,15 +2,19 @@ package org.sparseflow.ops.matmul;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
+import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.openblas.global.openblas_nolapack;
 import org.nd4j.linalg.api.blas.Blas;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -419,7 +423,7 @@ public final class BlockSparseKernels {
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted in block-sparse kernel", e);
-          } catch (java.util.concurrent.ExecutionException e) {
+          } catch (ExecutionException e) {
             throw new IllegalStateException("block-sparse kernel failed", e.getCause());
           }
         }
@@ -429,6 +433,63 @@ public final class BlockSparseKernels {
         }
       }
     }
+  }
+
+  /** Body of a parallel loop: iteration i, run by worker {@code worker} (0 .. threads() - 1). */
+  interface WorkerBody {
+    void run(int worker, int i);
+  }
+
+  /**
+   * Runs body for i in [0, n), claimed in index order by up to {@link #threads()} workers (the
+   * caller is worker 0); returns the number of workers used. No BLAS thread switch: for Java-only
+   * kernels.
+   */
+  static int parallelFor(int n, WorkerBody body) {
+    int workers = Math.min(threads, n);
+    if (workers <= 1) {
+      for (int i = 0; i < n; i++) {
+        body.run(0, i);
+      }
+      return 1;
+    }
+    AtomicInteger next = new AtomicInteger();
+    List<Future<?>> futures = new ArrayList<>();
+    for (int t = 1; t < workers; t++) {
+      final int worker = t;
+      futures.add(
+          POOL.submit(
+              () -> {
+                for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+                  body.run(worker, i);
+                }
+              }));
+    }
+    RuntimeException failure = null;
+    try {
+      for (int i = next.getAndIncrement(); i < n; i = next.getAndIncrement()) {
+        body.run(0, i);
+      }
+    } catch (RuntimeException e) {
+      failure = e;
+      next.set(n);
+    }
+    for (Future<?> f : futures) {
+      try {
+        f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted in block-sparse kernel", e);
+      } catch (ExecutionException e) {
+        if (failure == null) {
+          failure = new IllegalStateException("block-sparse kernel failed", e.getCause());
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return workers;
   }
 
   // ------------------------------------------------------------------ strided BLAS calls
@@ -496,12 +557,38 @@ public final class BlockSparseKernels {
   }
 
   /**
-   * Sets the rows x cols panel c to zero whatever it held (NaN included): BLAS defines C = 0 * A B
-   * + 0 * C as zero without reading C, so one call clears a strided panel of either order (A and B
-   * are c itself, k = 1).
+   * Sets the rows x cols panel c to zero whatever it held (NaN included), one memset per contiguous
+   * line. (A BLAS call with alpha = beta = 0 does not do this: OpenBLAS's small-matrix kernels
+   * compute 0 * C and so keep a NaN that C held.)
    */
   static void zero(Mat c, int rows, int cols) {
-    gemm(rows, cols, 1, 0.0, c, c, c, 0.0);
+    boolean col = colMajor(c, rows, cols);
+    if (!col && !rowMajor(c, rows, cols)) {
+      throw new IllegalStateException("panel is not BLAS compatible: rs=" + c.rs + " cs=" + c.cs);
+    }
+    long lines = col ? cols : rows, len = col ? rows : cols, ld = col ? c.cs : c.rs;
+    long elem = c.isDouble ? 8 : 4;
+    if (lines == 1 || ld == len) {
+      Pointer.memset(bytesAt(c.address + c.off * elem), 0, lines * len * elem);
+      return;
+    }
+    for (long l = 0; l < lines; l++) {
+      Pointer.memset(bytesAt(c.address + (c.off + l * ld) * elem), 0, len * elem);
+    }
+  }
+
+  /** A byte pointer re-aimed at raw addresses (one per thread). */
+  private static final class Bytes extends BytePointer {
+    Bytes at(long addr) {
+      address = addr;
+      return this;
+    }
+  }
+
+  private static final ThreadLocal<Bytes> BYTES = ThreadLocal.withInitial(Bytes::new);
+
+  private static BytePointer bytesAt(long address) {
+    return BYTES.get().at(address);
   }
 
   /**

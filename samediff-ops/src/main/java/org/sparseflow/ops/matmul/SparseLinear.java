@@ -23,12 +23,13 @@ public final class SparseLinear {
   public record Grads(INDArray dx, INDArray dW, INDArray dBias) {}
 
   /**
-   * Block masks denser than this use the dense masked product: per-block GEMMs repack the
-   * activations for every output block and reach only about half of dense GEMM efficiency, so above
-   * ~0.4-0.5 dense is as fast. Override with {@code -Dsparseflow.denseAbove=<density>}.
+   * Block masks denser than this use the dense product (per-block kernels lose to dense GEMM above
+   * it): measured once per JVM on this host by {@link DenseBreakEven} unless fixed with {@code
+   * -Dsparseflow.denseAbove=<density>}.
    */
-  public static final double DENSE_ABOVE =
-      Double.parseDouble(System.getProperty("sparseflow.denseAbove", "0.4"));
+  public static double denseAbove() {
+    return DenseBreakEven.get();
+  }
 
   private static final boolean CHECK_NAN =
       !"false".equalsIgnoreCase(System.getProperty("sparseflow.checkNaN"));
@@ -39,11 +40,22 @@ public final class SparseLinear {
   public static INDArray forward(INDArray x, INDArray w, INDArray bias, SparseMask mask) {
     validate(x, w, mask, "x");
     DataType dt = w.dataType();
-    // the block kernels overwrite every element, so the output need not be cleared first
-    INDArray y =
-        fastPath(mask, x, w)
-            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f')
-            : Nd4j.create(dt, new long[] {x.size(0), w.size(1)}, 'f');
+    // the block kernels overwrite every element, so the output need not be cleared first; the
+    // vector kernels write token rows, so they get a row-major output
+    INDArray y;
+    if (vectorPath(mask, x, w)) {
+      y = Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'c');
+    } else if (fastPath(mask, x, w)) {
+      y = Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f');
+    } else {
+      // dense: let ND4J pick the output layout for its GEMM (as a plain x.mmul(w) does)
+      if (bias != null) {
+        checkBias(bias, w);
+      }
+      y = denseForward(x, w, mask);
+      addBias(y, bias, w);
+      return y;
+    }
     forwardChecked(x, w, bias, mask, y);
     return y;
   }
@@ -63,17 +75,15 @@ public final class SparseLinear {
   private static void forwardChecked(
       INDArray x, INDArray w, INDArray bias, SparseMask mask, INDArray y) {
     if (bias != null) {
-      if (bias.length() != w.size(1)) {
-        throw new IllegalArgumentException(
-            "bias has shape "
-                + Arrays.toString(bias.shape())
-                + "; expected length nOut = "
-                + w.size(1));
-      }
-      checkNoNaN("bias", bias);
+      checkBias(bias, w);
     }
     checkOutput("y", y, x.size(0), w.size(1));
-    if (fastPath(mask, x, w, y)) {
+    if (vectorPath(mask, x, w, y)) {
+      if (VectorBlockKernels.forward(x, w, (BlockMask) mask, y)) {
+        checkNoNaN("x", x);
+        checkNoNaNKept("w", w, mask);
+      }
+    } else if (fastPath(mask, x, w, y)) {
       INDArray xb = BlockSparseKernels.blasCompatible(x);
       INDArray wb = BlockSparseKernels.blasCompatible(w);
       INDArray yb = BlockSparseKernels.blasCompatible(y);
@@ -87,13 +97,34 @@ public final class SparseLinear {
         y.assign(yb);
       }
     } else {
-      checkNoNaN("x", x);
-      checkNoNaN("w", w);
-      x.mmul(w.mul(mask.cachedDense(w.dataType())), y); // x and w share a type (validated)
+      y.assign(denseForward(x, w, mask));
     }
+    addBias(y, bias, w);
+  }
+
+  /** x (W o M) with ND4J's dense GEMM, after the NaN checks on x and w. */
+  private static INDArray denseForward(INDArray x, INDArray w, SparseMask mask) {
+    checkNoNaN("x", x);
+    checkNoNaN("w", w);
+    // x and w share a type (validated); a mask that keeps everything needs no product with W
+    return x.mmul(mask.density() >= 1.0 ? w : w.mul(mask.cachedDense(w.dataType())));
+  }
+
+  private static void addBias(INDArray y, INDArray bias, INDArray w) {
     if (bias != null) {
       y.addiRowVector(bias.reshape(1, w.size(1)).castTo(y.dataType()));
     }
+  }
+
+  private static void checkBias(INDArray bias, INDArray w) {
+    if (bias.length() != w.size(1)) {
+      throw new IllegalArgumentException(
+          "bias has shape "
+              + Arrays.toString(bias.shape())
+              + "; expected length nOut = "
+              + w.size(1));
+    }
+    checkNoNaN("bias", bias);
   }
 
   /**
@@ -104,12 +135,19 @@ public final class SparseLinear {
       INDArray x, INDArray w, SparseMask mask, INDArray dy, boolean denseWeightGrad) {
     validate(x, w, mask, "x");
     DataType dt = w.dataType();
+    boolean vector = vectorPath(mask, x, w, dy);
     INDArray dx =
-        fastPath(mask, x, w)
-            ? Nd4j.createUninitialized(
-                dt, new long[] {x.size(0), x.size(1)}, 'f') // overwritten by the kernel
-            : Nd4j.create(dt, new long[] {x.size(0), x.size(1)}, 'f');
-    INDArray dW = Nd4j.create(dt, new long[] {w.size(0), w.size(1)}, 'f');
+        vector
+            ? Nd4j.createUninitialized(dt, new long[] {x.size(0), x.size(1)}, 'c')
+            : fastPath(mask, x, w)
+                ? Nd4j.createUninitialized(
+                    dt, new long[] {x.size(0), x.size(1)}, 'f') // overwritten by the kernel
+                : Nd4j.create(dt, new long[] {x.size(0), x.size(1)}, 'f');
+    // a row-major dW is overwritten whole by the vector kernel
+    INDArray dW =
+        vector && !denseWeightGrad
+            ? Nd4j.createUninitialized(dt, new long[] {w.size(0), w.size(1)}, 'c')
+            : Nd4j.create(dt, new long[] {w.size(0), w.size(1)}, 'f');
     INDArray dBias = Nd4j.create(dt, w.size(1));
     backwardChecked(x, w, mask, dy, denseWeightGrad, dx, dW, dBias, true);
     return new Grads(dx, dW, dBias);
@@ -161,14 +199,20 @@ public final class SparseLinear {
     if (dW != null) {
       checkOutput("dW", dW, w.size(0), w.size(1));
     }
+    boolean vector = vectorPath(mask, x, w, dy, dx, dW);
+    // the vector kernel sums dy's columns while it reads dy (into a contiguous fp32 dBias)
+    boolean fusedBias =
+        vector && dBias != null && !dBias.isView() && dBias.dataType() == DataType.FLOAT;
     if (dBias != null) {
       if (dBias.length() != w.size(1)) {
         throw new IllegalArgumentException(
             "dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
       }
-      dBias.assign(dy.sum(0).reshape(dBias.shape()));
-      if (Double.isNaN(dBias.sumNumber().doubleValue())) {
-        checkNoNaN("dy", dy);
+      if (!fusedBias) {
+        dBias.assign(dy.sum(0).reshape(dBias.shape()));
+        if (Double.isNaN(dBias.sumNumber().doubleValue())) {
+          checkNoNaN("dy", dy);
+        }
       }
     } else {
       checkNoNaN("dy", dy);
@@ -177,6 +221,23 @@ public final class SparseLinear {
       checkNoNaN("x", x);
     }
     DataType dt = w.dataType();
+    if (vector) {
+      // a row-major dW is overwritten whole by the kernel; other layouts get the kept blocks only
+      if (dW != null && !denseWeightGrad && !dWIsZero && dW.stride(1) != 1) {
+        dW.assign(0.0);
+      }
+      if (VectorBlockKernels.backward(
+          x, w, (BlockMask) mask, dy, dx, denseWeightGrad ? null : dW, fusedBias ? dBias : null)) {
+        checkNoNaNKept("w", w, mask);
+      }
+      if (fusedBias && Double.isNaN(BlockSparseKernels.probeSum(dBias))) {
+        checkNoNaN("dy", dy);
+      }
+      if (dW != null && denseWeightGrad) {
+        x.transpose().mmul(dy, dW);
+      }
+      return;
+    }
     boolean fast =
         fastPath(mask, x, w, dy)
             && (dx == null || dx.dataType() == dt)
@@ -211,18 +272,24 @@ public final class SparseLinear {
       }
     } else {
       checkNoNaN("w", w);
-      INDArray m = mask.cachedDense(dt);
+      boolean full = mask.density() >= 1.0; // keeps everything: no products with the mask
+      INDArray m = full ? null : mask.cachedDense(dt);
       INDArray dyc = dy.castTo(dt);
       if (dx != null) {
-        dyc.mmul(w.mul(m).transpose(), dx);
+        dyc.mmul((full ? w : w.mul(m)).transpose(), dx);
       }
       if (dW != null) {
         x.transpose().mmul(dyc, dW);
-        if (!denseWeightGrad) {
+        if (!denseWeightGrad && !full) {
           dW.muli(m);
         }
       }
     }
+  }
+
+  /** True when the JDK Vector API kernels run for this mask and these operands. */
+  private static boolean vectorPath(SparseMask mask, INDArray... arrays) {
+    return useBlockKernels(mask) && VectorSupport.applies((BlockMask) mask, arrays);
   }
 
   /** True when the block kernels run for this mask and these operands. */
@@ -231,7 +298,8 @@ public final class SparseLinear {
   }
 
   private static boolean useBlockKernels(SparseMask mask) {
-    return mask instanceof BlockMask && mask.density() <= DENSE_ABOVE;
+    // a mask that keeps every block is a dense layer: ND4J's GEMM, never slower than itself
+    return mask instanceof BlockMask && mask.density() < 1.0 && mask.density() <= denseAbove();
   }
 
   // ------------------------------------------------------------------ FLOP accounting

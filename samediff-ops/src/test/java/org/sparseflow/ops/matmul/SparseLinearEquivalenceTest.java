@@ -32,7 +32,7 @@ class SparseLinearEquivalenceTest {
         int nIn = unit * (1 + r.nextInt(4));
         int nOut = (p.startsWith("block") ? unit : 4) * (1 + r.nextInt(4));
         int batch = 1 + r.nextInt(20);
-        // two of three block cases stay below SparseLinear.DENSE_ABOVE so the block kernels run
+        // two of three block cases stay below SparseLinear.denseAbove() so the block kernels run
         double density =
             p.startsWith("block") && rep < 2
                 ? 0.05 + 0.3 * r.nextDouble()
@@ -167,7 +167,7 @@ class SparseLinearEquivalenceTest {
     for (char order : new char[] {'c', 'f'}) {
       SparseMask mask = maskWithEmptyPanels(64, 96, 16, 5);
       assertTrue(
-          mask.density() <= SparseLinear.DENSE_ABOVE, "mask must take the block-kernel path");
+          mask.density() <= SparseLinear.denseAbove(), "mask must take the block-kernel path");
       INDArray x = Nd4j.randn(DataType.DOUBLE, 24, 64);
       INDArray w = Nd4j.randn(DataType.DOUBLE, 64, 96);
       INDArray dy = Nd4j.randn(DataType.DOUBLE, 24, 96);

@@ -1,0 +1,437 @@
+package org.sparseflow.ops.matmul;
+
+import java.nio.FloatBuffer;
+import java.util.Arrays;
+import org.bytedeco.javacpp.FloatPointer;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.pattern.BlockMask;
+
+/**
+ * Block-sparse fp32 GEMMs on the JDK Vector API ({@link VectorMicroKernel}): forward y = x (W o M),
+ * and the backward dx = dy (W o M)^T with dW = x^T dy on kept blocks, fused so that each tile of dy
+ * is read once. The kept blocks are packed first ({@link PackedBlocks}); the token dimension is
+ * split into tiles of a few dozen rows that the Java threads take in turn, and each tile of the
+ * activations is copied once into a row-major Java array, where a tile of the output is built for
+ * every output panel before it is written back and probed for NaN in the same pass. So the
+ * register-blocked micro-kernel sees long runs (every kept row of a block column) with no call
+ * overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md for what
+ * this replaced and what was measured).
+ *
+ * <p>Loaded only when the {@code jdk.incubator.vector} module is present (see {@link
+ * SparseKernelSelect}).
+ */
+final class VectorBlockKernels {
+
+  private static final int L = VectorMicroKernel.L;
+
+  /** Token rows per tile: keeps a tile of x and of y (K and N up to ~4096) in L2. */
+  private static final int TILE = Integer.getInteger("sparseflow.tileRows", 64);
+
+  /**
+   * Token rows per backward tile: the weight-gradient micro-kernel runs over the tile's rows, so
+   * longer tiles amortise its accumulator loads and stores.
+   */
+  private static final int BACKWARD_TILE = Integer.getInteger("sparseflow.backwardTileRows", 128);
+
+  /**
+   * Padding of tile rows (floats): rows of 1024 or 4096 floats would all map to the same L1 cache
+   * sets, and the kernels read 8-64 rows at once.
+   */
+  private static final int PAD = 16;
+
+  private static final ThreadLocal<float[][]> BUFFERS =
+      ThreadLocal.withInitial(() -> new float[][] {new float[0], new float[0], new float[0]});
+
+  private VectorBlockKernels() {}
+
+  /** True when this kernel serves the block size (a multiple of the vector length). */
+  static boolean supportsBlock(int b) {
+    return b % L == 0;
+  }
+
+  /** y = x (W o M), overwriting y; returns whether y holds NaN (or a non-finite sum). */
+  static boolean forward(INDArray x, INDArray w, BlockMask mask, INDArray y) {
+    int n = (int) x.size(0);
+    int k = (int) x.size(1);
+    int cols = (int) y.size(1);
+    PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
+    FloatBuffer xb = view(x);
+    FloatBuffer yb = view(y);
+    int tile = tileRows(n, TILE);
+    int tiles = (n + tile - 1) / tile;
+    boolean[] nan = new boolean[BlockSparseKernels.threads()];
+    BlockSparseKernels.parallelFor(
+        tiles,
+        (worker, t) -> {
+          int r0 = t * tile;
+          int rows = Math.min(tile, n - r0);
+          float[] a = buffer(0, rows * (k + PAD));
+          float[] c = buffer(1, rows * (cols + PAD));
+          readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+          Arrays.fill(c, 0, rows * (cols + PAD), 0f);
+          multiply(p, rows, a, k + PAD, c, cols + PAD);
+          nan[worker] |= hasNaN(c, rows * (cols + PAD));
+          writeRows(yb, y.stride(0), y.stride(1), r0, rows, cols, c, cols + PAD);
+        });
+    return any(nan);
+  }
+
+  /**
+   * dx = dy (W o M)^T (overwriting dx, when dx is not null) and dW = x^T dy on the kept blocks
+   * (written into dW, whose other entries are left as they are, when dW is not null). Returns
+   * whether dx holds NaN.
+   */
+  static boolean backward(
+      INDArray x, INDArray w, BlockMask mask, INDArray dy, INDArray dx, INDArray dW, INDArray db) {
+    int n = (int) dy.size(0);
+    int k = (int) w.size(0);
+    int cols = (int) w.size(1);
+    int b = mask.blockSize();
+    PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
+    PackedBlocks pt = dx != null ? p.transpose(mask.blockRows()) : null;
+    FloatBuffer dyb = view(dy);
+    FloatBuffer xb = dW != null ? view(x) : null;
+    FloatBuffer dxb = dx != null ? view(dx) : null;
+    int tile = tileRows(n, BACKWARD_TILE);
+    int tiles = (n + tile - 1) / tile;
+    int threads = BlockSparseKernels.threads();
+    float[][] acc = new float[threads][];
+    float[][] colSums = new float[threads][];
+    boolean[] nan = new boolean[threads];
+    int[] rowIdx = new int[tile];
+    for (int s = 0; s < tile; s++) {
+      rowIdx[s] = s * (k + PAD);
+    }
+    BlockSparseKernels.parallelFor(
+        tiles,
+        (worker, t) -> {
+          int r0 = t * tile;
+          int rows = Math.min(tile, n - r0);
+          float[] g = buffer(0, rows * (cols + PAD));
+          readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
+          if (db != null) {
+            if (colSums[worker] == null) {
+              colSums[worker] = new float[cols];
+            }
+            VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[worker]);
+          }
+          if (dx != null) {
+            float[] c = buffer(1, rows * (k + PAD));
+            Arrays.fill(c, 0, rows * (k + PAD), 0f);
+            multiply(pt, rows, g, cols + PAD, c, k + PAD);
+            nan[worker] |= hasNaN(c, rows * (k + PAD));
+            writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
+          }
+          if (dW != null) {
+            float[] a = buffer(2, rows * (k + PAD));
+            readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+            if (acc[worker] == null) {
+              acc[worker] = new float[p.values.length];
+            }
+            weightGradTile(p, rows, a, g, cols + PAD, rowIdx, acc[worker]);
+          }
+        });
+    if (dW != null) {
+      float[] sum = null;
+      for (float[] part : acc) {
+        if (part == null) {
+          continue;
+        }
+        if (sum == null) {
+          sum = part;
+        } else {
+          for (int i = 0; i < sum.length; i++) {
+            sum[i] += part[i];
+          }
+        }
+      }
+      writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
+    }
+    if (db != null) {
+      float[] total = new float[cols];
+      for (float[] part : colSums) {
+        if (part != null) {
+          for (int i = 0; i < cols; i++) {
+            total[i] += part[i];
+          }
+        }
+      }
+      FloatBuffer dbb = view(db.reshape(1, cols));
+      long stride = db.reshape(1, cols).stride(1);
+      for (int i = 0; i < cols; i++) {
+        dbb.put((int) (i * stride), total[i]);
+      }
+    }
+    return any(nan);
+  }
+
+  /**
+   * c [rows x cCols] += a [rows x aCols] times the packed panels: panel p writes columns p*b ..
+   * p*b+b of c and reads the columns idx[p] of a.
+   */
+  private static void multiply(
+      PackedBlocks p, int rows, float[] a, int aCols, float[] c, int cCols) {
+    int b = p.b;
+    int nv = b % (2 * L) == 0 ? 2 : 1;
+    for (int q = 0; q < p.panels(); q++) {
+      int len = p.start[q + 1] - p.start[q];
+      if (len == 0) {
+        continue;
+      }
+      for (int c0 = 0; c0 < b; c0 += nv * L) {
+        rowsKernel(
+            rows,
+            nv,
+            a,
+            0,
+            aCols,
+            p.idx[q],
+            len,
+            p.values,
+            p.start[q] * b + c0,
+            b,
+            c,
+            q * b + c0,
+            cCols);
+      }
+    }
+  }
+
+  /**
+   * acc (packed like p) += x_tile^T dy_tile on every kept block: block (i, j) row r, column c is
+   * the sum over the tile's rows t of x[t, i*b + r] dy[t, j*b + c].
+   */
+  private static void weightGradTile(
+      PackedBlocks p, int rows, float[] x, float[] dy, int dyLd, int[] rowIdx, float[] acc) {
+    int b = p.b;
+    int nv = b % (2 * L) == 0 ? 2 : 1;
+    for (int j = 0; j < p.panels(); j++) {
+      for (int q = 0; q < p.other[j].length; q++) {
+        int i = p.other[j][q];
+        int base = (p.start[j] + q * b) * b;
+        for (int c0 = 0; c0 < b; c0 += nv * L) {
+          // C rows are the b rows of the block (A = x^T: row r is x column i*b + r, stride 1)
+          rowsKernel(b, nv, x, i * b, 1, rowIdx, rows, dy, j * b + c0, dyLd, acc, base + c0, b);
+        }
+      }
+    }
+  }
+
+  /** Runs the widest micro-kernel over the rows, then single rows for the remainder. */
+  private static void rowsKernel(
+      int rows,
+      int nv,
+      float[] a,
+      int aOff,
+      int aRs,
+      int[] idx,
+      int n,
+      float[] b,
+      int bOff,
+      int bSs,
+      float[] c,
+      int cOff,
+      int cRs) {
+    int r = 0;
+    if (nv == 2) {
+      int step = L >= 16 ? 8 : 4;
+      for (; r + step <= rows; r += step) {
+        if (step == 8) {
+          VectorMicroKernel.rows8x2(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        } else {
+          VectorMicroKernel.rows4x2(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        }
+      }
+      for (; r < rows; r++) {
+        VectorMicroKernel.rows1x2(
+            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+      }
+    } else {
+      int step = L >= 16 ? 16 : 8;
+      for (; r + step <= rows; r += step) {
+        if (step == 16) {
+          VectorMicroKernel.rows16x1(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        } else {
+          VectorMicroKernel.rows8x1(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        }
+      }
+      for (; r < rows; r++) {
+        VectorMicroKernel.rows1x1(
+            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ memory
+
+  /** Tile height: TILE rows, fewer when that leaves a thread without a tile. */
+  private static int tileRows(int n, int maxTile) {
+    int threads = BlockSparseKernels.threads();
+    int tile = maxTile;
+    while (tile > 8 && (n + tile - 1) / tile < 2 * threads) {
+      tile /= 2;
+    }
+    return tile;
+  }
+
+  private static float[] buffer(int slot, int size) {
+    float[][] bufs = BUFFERS.get();
+    if (bufs[slot].length < size) {
+      bufs[slot] = new float[size];
+    }
+    return bufs[slot];
+  }
+
+  /** A float view of the memory an fp32 matrix (or view) spans. */
+  static FloatBuffer view(INDArray a) {
+    if (a.dataType() != DataType.FLOAT) {
+      throw new IllegalStateException("vector kernels need FLOAT, got " + a.dataType());
+    }
+    long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
+    return new Floats(NativeAddress.of(a), extent).asBuffer();
+  }
+
+  /** True when an array of this shape and strides fits a float view (int indices). */
+  static boolean viewable(INDArray a) {
+    long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
+    return a.stride(0) >= 0 && a.stride(1) >= 0 && extent < Integer.MAX_VALUE;
+  }
+
+  /** A float pointer at a raw address covering {@code length} elements. */
+  private static final class Floats extends FloatPointer {
+    Floats(long addr, long length) {
+      address = addr;
+      limit = length;
+      capacity = length;
+    }
+  }
+
+  /** dst [rows x cols] row-major (row stride ld) = src rows r0 .. r0+rows (strides rs, cs). */
+  private static void readRows(
+      FloatBuffer src, long rs, long cs, int r0, int rows, int cols, float[] dst, int ld) {
+    if (cs == 1) {
+      if (rs == cols && ld == cols) {
+        src.get((int) (r0 * rs), dst, 0, rows * cols);
+      } else {
+        for (int r = 0; r < rows; r++) {
+          src.get((int) ((r0 + r) * rs), dst, r * ld, cols);
+        }
+      }
+      return;
+    }
+    float[] line = new float[rows];
+    for (int c = 0; c < cols; c++) {
+      if (rs == 1) {
+        src.get((int) (r0 + c * cs), line, 0, rows);
+      } else {
+        for (int r = 0; r < rows; r++) {
+          line[r] = src.get((int) ((r0 + r) * rs + c * cs));
+        }
+      }
+      for (int r = 0; r < rows; r++) {
+        dst[r * ld + c] = line[r];
+      }
+    }
+  }
+
+  /** dst rows r0 .. r0+rows (strides rs, cs) = src [rows x cols] row-major (row stride ld). */
+  private static void writeRows(
+      FloatBuffer dst, long rs, long cs, int r0, int rows, int cols, float[] src, int ld) {
+    if (cs == 1) {
+      if (rs == cols && ld == cols) {
+        dst.put((int) (r0 * rs), src, 0, rows * cols);
+      } else {
+        for (int r = 0; r < rows; r++) {
+          dst.put((int) ((r0 + r) * rs), src, r * ld, cols);
+        }
+      }
+      return;
+    }
+    float[] line = new float[rows];
+    for (int c = 0; c < cols; c++) {
+      for (int r = 0; r < rows; r++) {
+        line[r] = src[r * ld + c];
+      }
+      if (rs == 1) {
+        dst.put((int) (r0 + c * cs), line, 0, rows);
+      } else {
+        for (int r = 0; r < rows; r++) {
+          dst.put((int) ((r0 + r) * rs + c * cs), line[r]);
+        }
+      }
+    }
+  }
+
+  /**
+   * Writes the packed kept blocks (layout of p) into the dense matrix dW: a row-major dW is written
+   * row by row with zeros outside the kept blocks (so it need not be cleared first); other layouts
+   * get the kept blocks only.
+   */
+  private static void writeBlocks(
+      PackedBlocks p, float[] vals, FloatBuffer out, INDArray dW, int b) {
+    long rs = dW.stride(0);
+    long cs = dW.stride(1);
+    if (cs == 1) {
+      int cols = (int) dW.size(1);
+      int blockRows = (int) (dW.size(0) / b);
+      float[] rowBuf = new float[b * cols];
+      int[] count = new int[p.panels()];
+      for (int i = 0; i < blockRows; i++) {
+        Arrays.fill(rowBuf, 0f);
+        for (int j = 0; j < p.panels(); j++) {
+          int q = count[j];
+          if (q < p.other[j].length && p.other[j][q] == i) {
+            int src = (p.start[j] + q * b) * b;
+            for (int r = 0; r < b; r++) {
+              System.arraycopy(vals, src + r * b, rowBuf, r * cols + j * b, b);
+            }
+            count[j]++;
+          }
+        }
+        for (int r = 0; r < b; r++) {
+          out.put((int) ((long) (i * b + r) * rs), rowBuf, r * cols, cols);
+        }
+      }
+      return;
+    }
+    float[] line = new float[b];
+    for (int j = 0; j < p.panels(); j++) {
+      for (int q = 0; q < p.other[j].length; q++) {
+        int row0 = p.other[j][q] * b;
+        int src = (p.start[j] + q * b) * b;
+        for (int c = 0; c < b; c++) {
+          for (int r = 0; r < b; r++) {
+            line[r] = vals[src + r * b + c];
+          }
+          if (rs == 1) {
+            out.put((int) (row0 + ((long) j * b + c) * cs), line, 0, b);
+          } else {
+            for (int r = 0; r < b; r++) {
+              out.put((int) ((row0 + r) * rs + ((long) j * b + c) * cs), line[r]);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** NaN (or an infinity, which callers confirm) anywhere in a[0 .. n). */
+  private static boolean hasNaN(float[] a, int n) {
+    return VectorMicroKernel.nonFinite(a, n);
+  }
+
+  private static boolean any(boolean[] flags) {
+    for (boolean f : flags) {
+      if (f) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
