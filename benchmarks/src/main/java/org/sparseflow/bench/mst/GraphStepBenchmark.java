@@ -157,15 +157,8 @@ public final class GraphStepBenchmark {
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
         TokenSplit.of(
-            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstBenchmark.CONTEXT);
-    GptConfig c =
-        new GptConfig(
-            tok.vocabSize(),
-            MstBenchmark.LAYERS,
-            MstBenchmark.D_MODEL,
-            MstBenchmark.HEADS,
-            MstBenchmark.CONTEXT,
-            MstBenchmark.SEED);
+            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
+    GptConfig c = MstVariants.gptMini(tok.vocabSize());
     boolean dense = variant.equals("dense");
     ComputationGraph net =
         new ComputationGraph(
@@ -173,17 +166,17 @@ public final class GraphStepBenchmark {
                 c,
                 new Adam(1e-3),
                 0.01,
-                dense ? c.context() : MstBenchmark.ATTENTION_BLOCK,
+                dense ? c.context() : MstVariants.ATTENTION_BLOCK,
                 format));
     net.init();
     if (!dense) {
-      SparsityConfig sc = MstBenchmark.graphSparsity("block16", sparsity);
+      SparsityConfig sc = MstVariants.graphSparsity("block16", sparsity);
       sc.setAttention(
-          new AttentionSettings(attention, MstBenchmark.ATTENTION_BLOCK, List.of(".*"), false));
+          new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
       net = Sparsify.apply(sc, net).model();
     }
     BatchSampler sampler =
-        new BatchSampler(split.train(), MstBenchmark.BATCH, c.context(), MstBenchmark.SEED);
+        new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     double[] ms = new double[steps];
     for (int s = 0; s < steps; s++) {
       MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);

@@ -27,7 +27,7 @@ import org.sparseflow.ops.pattern.SparseMask;
  * compare the CPU time of that thread ({@code ThreadMXBean}), minimum of the repetitions: the work
  * each implementation does, independent of how many other processes compete for the cores.
  *
- * <p>Also runs {@code AttentionBench.run(quick)} when that class is present. Run: {@code java -jar
+ * <p>Also runs {@link AttentionBench#run(boolean)}. Run: {@code java -jar
  * benchmarks/target/sparseflow-benchmarks.jar ops [--quick]}.
  */
 public final class OpsBenchmark {
@@ -238,19 +238,8 @@ public final class OpsBenchmark {
     return s.length % 2 == 1 ? s[s.length / 2] : 0.5 * (s[s.length / 2 - 1] + s[s.length / 2]);
   }
 
-  /**
-   * Attention cases from {@code AttentionBench.run(boolean)} when that class is on the classpath.
-   */
-  @SuppressWarnings("unchecked")
+  /** Attention cases from {@link AttentionBench#run(boolean)}. */
   static List<String> runAttention(boolean quick) {
-    try {
-      Class<?> c = Class.forName("org.sparseflow.bench.ops.AttentionBench");
-      return (List<String>) c.getMethod("run", boolean.class).invoke(null, quick);
-    } catch (ClassNotFoundException e) {
-      return List.of();
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException(
-          "AttentionBench failed", e.getCause() != null ? e.getCause() : e);
-    }
+    return AttentionBench.run(quick);
   }
 }

@@ -6,6 +6,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.matmul.SparseLinear;
+import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -68,7 +69,7 @@ final class SparseKernels {
   /** Throws if a [rows, cols] weight cannot carry the pattern. */
   static void checkShape(
       String layer, PatternSpec p, long rows, long cols, String rowsName, String colsName) {
-    if (p.getKind() == PatternSpec.Kind.BLOCK) {
+    if (p.getKind() == MaskPattern.Kind.BLOCK) {
       int b = p.getBlockSize();
       if (rows % b != 0) {
         throw new IllegalArgumentException(
@@ -96,7 +97,7 @@ final class SparseKernels {
                 + "; allowed: multiples of "
                 + b);
       }
-    } else if (p.getKind() == PatternSpec.Kind.NM && rows % p.getM() != 0) {
+    } else if (p.getKind() == MaskPattern.Kind.NM && rows % p.getM() != 0) {
       throw new IllegalArgumentException(
           LayerValidation.where(layer)
               + rowsName

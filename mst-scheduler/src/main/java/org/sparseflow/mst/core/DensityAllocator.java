@@ -4,6 +4,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import org.sparseflow.layers.config.DensityDistribution;
 
 /**
  * Per-layer densities for a global density budget.
@@ -19,18 +20,10 @@ import java.util.Set;
  * Optional per-layer weights w_l multiply the raw share (density_l = ε·w_l·raw_l, raw_l = 1 for
  * UNIFORM), e.g. to give MLP weights more of the budget than attention projections; a weighted
  * layer is still capped at dense. Layers with a fixed density (N:M) keep it and are taken out of
- * the budget first. This is the mst-scheduler's own copy of the rule so the core has no dependency;
- * dl4j-sparse-layers' {@code DensityDistribution} implements the same formula for initial
- * sparsification.
+ * the budget first. The kinds are dl4j-sparse-layers' framework-free {@link DensityDistribution}
+ * (one vocabulary); this class adds fixed-density layers and per-layer weights to its rule.
  */
 public final class DensityAllocator {
-
-  /** Distribution kind. */
-  public enum Kind {
-    UNIFORM,
-    ER,
-    ERK
-  }
 
   private DensityAllocator() {}
 
@@ -40,19 +33,22 @@ public final class DensityAllocator {
    * @param globalDensity target fraction of kept weights over all layers, in (0, 1]
    */
   public static Map<String, Double> allocate(
-      Map<String, int[]> shapes, Map<String, Double> fixed, double globalDensity, Kind kind) {
+      Map<String, int[]> shapes,
+      Map<String, Double> fixed,
+      double globalDensity,
+      DensityDistribution kind) {
     return allocate(shapes, fixed, globalDensity, kind, Map.of());
   }
 
   /**
-   * As {@link #allocate(Map, Map, double, Kind)} with per-layer weights (layer name -> weight > 0;
-   * absent = 1).
+   * As {@link #allocate(Map, Map, double, DensityDistribution)} with per-layer weights (layer name
+   * -> weight > 0; absent = 1).
    */
   public static Map<String, Double> allocate(
       Map<String, int[]> shapes,
       Map<String, Double> fixed,
       double globalDensity,
-      Kind kind,
+      DensityDistribution kind,
       Map<String, Double> weights) {
     if (!(globalDensity > 0 && globalDensity <= 1)) {
       throw Args.bad("globalDensity", globalDensity, "a density in (0, 1]");
@@ -68,7 +64,7 @@ public final class DensityAllocator {
       }
     }
     boolean weighted = weights.values().stream().anyMatch(w -> w != 1.0);
-    if (kind == Kind.UNIFORM && !weighted) {
+    if (kind == DensityDistribution.UNIFORM && !weighted) {
       for (String k : shapes.keySet()) {
         out.put(k, fixed.getOrDefault(k, globalDensity));
       }
@@ -119,9 +115,9 @@ public final class DensityAllocator {
     return out;
   }
 
-  private static double raw(Kind kind, int[] shape, double weight) {
+  private static double raw(DensityDistribution kind, int[] shape, double weight) {
     double r =
-        kind == Kind.UNIFORM
+        kind == DensityDistribution.UNIFORM
             ? 1.0
             : (double) (shape[0] + shape[1]) / ((double) shape[0] * shape[1]);
     return weight * r;
