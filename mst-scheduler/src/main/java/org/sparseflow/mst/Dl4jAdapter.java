@@ -20,11 +20,12 @@ import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.mst.dl4j.Dl4jWeights;
 
 /**
- * MST for a DL4J MultiLayerNetwork / ComputationGraph (call order verified in dl4j-m2.1-notes §6):
- * {@code onGradientCalculation} reads the raw dense gradient on topology steps and masks the
- * gradient before the updater; {@code iterationDone} (after params -= update) scales the applied
- * step, re-masks the weights, accounts FLOPs and, on mask steps, applies the new masks, zeroes
- * regrown weights and resets their optimizer state (Adam m/v, momentum), also at pruned positions.
+ * MST for a DL4J MultiLayerNetwork / ComputationGraph (DL4J 1.0.0-M2.1 call order, checked by the
+ * listener tests): {@code onGradientCalculation} reads the raw dense gradient on topology steps and
+ * masks the gradient before the updater; {@code iterationDone} (after params -= update) scales the
+ * applied step, re-masks the weights, accounts FLOPs and, on mask steps, applies the new masks,
+ * zeroes regrown weights and resets their optimizer state (Adam m/v, momentum), also at pruned
+ * positions.
  */
 final class Dl4jAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(Dl4jAdapter.class);

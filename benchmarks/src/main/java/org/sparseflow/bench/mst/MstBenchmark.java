@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.nd4j.linalg.learning.config.IUpdater;
+import org.sparseflow.bench.BenchOptions;
 import org.sparseflow.bench.mst.DenseBaseline.TrainSettings;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
@@ -18,10 +19,8 @@ import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.report.MstPlots;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 
 /**
  * gpt-mini MST benchmark: character-level GPT (examples' {@link GptConfig#gptMini}: 4 layers,
@@ -143,24 +142,10 @@ public final class MstBenchmark {
 
   public static void main(String[] args) throws Exception {
     MstBenchmark b = new MstBenchmark();
-    CommandLine cl = new CommandLine(b);
-    cl.getCommandSpec().usageMessage().footer(footer());
-    try {
-      cl.parseArgs(args);
-    } catch (ParameterException e) {
-      throw new IllegalArgumentException(
-          e.getMessage()
-              + "; allowed: "
-              + cl.getCommandSpec().usageMessage().synopsisHeading()
-              + cl.getHelp().synopsis(0).trim(),
-          e);
+    if (BenchOptions.parse(b, args, footer(), System.out)) {
+      b.validate();
+      b.run();
     }
-    if (b.help) {
-      cl.usage(System.out);
-      return;
-    }
-    b.validate();
-    b.run();
   }
 
   private boolean graph() {

@@ -19,24 +19,23 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   /** The layer's mask bookkeeping for W / M. */
   MaskedWeights masked();
 
-  /** The configured pattern string of W. */
-  String weightPattern();
-
-  /** Whether the layer has a bias param b. */
-  boolean hasBiasParam();
+  /** The layer's configuration. */
+  default MaskedLinearConf linearConf() {
+    return (MaskedLinearConf) conf().getLayer();
+  }
 
   /** The layer's gradient views by param key. */
   Map<String, INDArray> gradientViewMap();
 
   /** The structured mask of W (rebuilt only when M changed). */
   default SparseMask weightMask() {
-    return masked().sparseMask("W", getParam("M"), weightPattern());
+    return masked().sparseMask("W", getParam("M"), linearConf().getPattern());
   }
 
   /** z = x (W o M) + b for input rows x [N, nIn]. */
   default INDArray linearForward(INDArray x) {
     return SparseKernels.linearForward(
-        x, getParam("W"), hasBiasParam() ? getParam("b") : null, weightMask());
+        x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, weightMask());
   }
 
   /**
@@ -81,7 +80,7 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   @Override
   default String pattern(String weightKey) {
     masked().maskKey(weightKey);
-    return weightPattern();
+    return linearConf().getPattern();
   }
 
   @Override

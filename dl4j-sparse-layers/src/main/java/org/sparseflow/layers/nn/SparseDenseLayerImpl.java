@@ -159,16 +159,6 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
   }
 
   @Override
-  public String weightPattern() {
-    return layerConf().getPattern();
-  }
-
-  @Override
-  public boolean hasBiasParam() {
-    return layerConf().hasBias();
-  }
-
-  @Override
   public Map<String, INDArray> gradientViewMap() {
     return gradientViews;
   }

@@ -72,16 +72,6 @@ public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer>
   }
 
   @Override
-  public String weightPattern() {
-    return layerConf().getPattern();
-  }
-
-  @Override
-  public boolean hasBiasParam() {
-    return layerConf().hasBias();
-  }
-
-  @Override
   public Map<String, INDArray> gradientViewMap() {
     return gradientViews;
   }

@@ -161,18 +161,43 @@ public final class MaskPattern {
    * @param layer the weight's name, used in the message
    */
   public void checkShape(String layer, long rows, long cols) {
-    if (kind == Kind.BLOCK && (rows % blockSize != 0 || cols % blockSize != 0)) {
-      throw badShape(layer, rows, cols, "both dimensions divisible by the block size " + blockSize);
-    }
-    if (kind == Kind.NM && rows % m != 0) {
-      throw badShape(layer, rows, cols, "nIn divisible by M = " + m + " for pattern " + this);
+    checkShape("weight '" + layer + "': ", rows, cols, "rows (nIn)", "cols (nOut)");
+  }
+
+  /**
+   * Throws if a [rows, cols] weight cannot carry this pattern: block patterns need both dimensions
+   * to be multiples of the block size, N:M patterns the rows to be a multiple of m.
+   *
+   * @param where prefix of the message naming the place (e.g. "layer 'fc1': "), may be empty
+   * @param rowsName name of the rows in the message (e.g. "nIn")
+   * @param colsName name of the columns in the message (e.g. "nOut")
+   * @throws IllegalArgumentException naming the dimension, its value and what is allowed
+   */
+  public void checkShape(String where, long rows, long cols, String rowsName, String colsName) {
+    if (kind == Kind.BLOCK) {
+      checkMultiple(where, rowsName, rows, blockSize, "the block size");
+      checkMultiple(where, colsName, cols, blockSize, "the block size");
+    } else if (kind == Kind.NM) {
+      checkMultiple(where, rowsName, rows, m, "the group size m =");
     }
   }
 
-  private static IllegalArgumentException badShape(
-      String layer, long rows, long cols, String allowed) {
-    return new IllegalArgumentException(
-        "shape of " + layer + " = [" + rows + ", " + cols + "] is invalid; allowed: " + allowed);
+  private void checkMultiple(String where, String name, long value, int unit, String what) {
+    if (value % unit != 0) {
+      throw new IllegalArgumentException(
+          where
+              + name
+              + " = "
+              + value
+              + " is not divisible by "
+              + what
+              + " "
+              + unit
+              + " of pattern "
+              + this
+              + "; allowed: multiples of "
+              + unit);
+    }
   }
 
   /** Number of prunable units of a [rows, cols] weight (elements or blocks). */
