@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.*;
 import org.junit.jupiter.api.Test;
+import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.mst.core.*;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 class CoreTest {
 
@@ -365,7 +367,7 @@ class CoreTest {
     shapes.put("big", new int[] {512, 512});
     shapes.put("wide", new int[] {128, 2048});
     Map<String, Double> d =
-        DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityAllocator.Kind.ER);
+        DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityDistribution.ER);
     assertEquals(0.1, keptFraction(shapes, d), 1e-9);
     assertEquals(1.0, d.get("small"), "tiny layer would exceed density 1 -> dense");
     // ER ratio between non-dense layers = ratio of (r+c)/(r c)
@@ -373,14 +375,14 @@ class CoreTest {
     assertEquals((1024.0 / (512 * 512)) / (2176.0 / (128 * 2048)), ratio, 1e-9);
     assertEquals(
         0.1,
-        DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityAllocator.Kind.UNIFORM).get("big"));
+        DensityAllocator.allocate(shapes, Map.of(), 0.1, DensityDistribution.UNIFORM).get("big"));
   }
 
   @Test
   void resetCorrectionFollowsEachBlocksLastResetAndSurvivesTheState() {
     MstConfig c = MstConfig.preset("mst");
     c.setSchedule(threePhase(RampShape.LINEAR));
-    c.setPattern("block4");
+    c.setPattern("block8");
     c.setDistribution("UNIFORM");
     c.setResetBiasCorrection(true);
     MstCore core = new MstCore(c.withTotalSteps(1000));
@@ -440,7 +442,7 @@ class CoreTest {
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> back.restore(wrongUnits));
     assertTrue(
-        e.getMessage().contains("unitResetSteps of a") && e.getMessage().contains("32 units"),
+        e.getMessage().contains("unitResetSteps of a") && e.getMessage().contains("8 units"),
         e.getMessage());
   }
 
@@ -459,7 +461,7 @@ class CoreTest {
     assertEquals(1.0, rt.densityWeightOf("h3_attn_Wk"));
     Map<String, Double> w = new HashMap<>();
     shapes.keySet().forEach(k -> w.put(k, c.densityWeightOf(k)));
-    for (DensityAllocator.Kind kind : DensityAllocator.Kind.values()) {
+    for (DensityDistribution kind : DensityDistribution.values()) {
       Map<String, Double> plain = DensityAllocator.allocate(shapes, Map.of(), 0.2, kind);
       Map<String, Double> d = DensityAllocator.allocate(shapes, Map.of(), 0.2, kind, w);
       assertEquals(0.2, keptFraction(shapes, d), 1e-9, kind + ": same budget");
@@ -473,7 +475,7 @@ class CoreTest {
     // a weight that would push a layer past dense caps it there and re-solves the rest
     Map<String, Double> capped =
         DensityAllocator.allocate(
-            shapes, Map.of(), 0.6, DensityAllocator.Kind.UNIFORM, Map.of("h0_fc_W", 10.0));
+            shapes, Map.of(), 0.6, DensityDistribution.UNIFORM, Map.of("h0_fc_W", 10.0));
     assertEquals(1.0, capped.get("h0_fc_W"));
     MstConfig bad = c.copy();
     bad.setDensityWeights(new LinkedHashMap<>(Map.of(".*fc.*", -1.0)));

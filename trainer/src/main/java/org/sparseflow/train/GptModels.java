@@ -13,14 +13,11 @@ public final class GptModels {
 
   /** Architecture of a named model for a vocabulary and context length. */
   public static GptConfig config(String name, int vocab, int context, long seed) {
-    return switch (name) {
-      case "gpt-mini" -> new GptConfig(vocab, 4, 128, 4, context, seed);
-      case "gpt-small" -> new GptConfig(vocab, 6, 256, 8, context, seed);
-      case "gpt-tiny" -> new GptConfig(vocab, 2, 32, 2, context, seed);
-      default ->
-          throw new IllegalArgumentException(
-              "--model: unknown GPT '" + name + "'; allowed gpt-tiny, gpt-mini, gpt-small");
-    };
+    if (!GptConfig.NAMES.contains(name)) {
+      throw new IllegalArgumentException(
+          "--model: unknown GPT '" + name + "'; allowed gpt-tiny, gpt-mini, gpt-small");
+    }
+    return GptConfig.named(name, vocab, context, seed);
   }
 
   static TrainableModel create(String name, TrainConfig c, int vocab) {

@@ -7,6 +7,7 @@ import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.bench.BenchOptions;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
@@ -16,6 +17,8 @@ import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Training-step time of gpt-mini as a ComputationGraph ({@link ComputationGraphGpt}, the MST
@@ -33,48 +36,48 @@ import org.sparseflow.layers.sparsify.Sparsify;
  * warm-up and excluded) and, with both variants, {@code RESULT graph-step speedup median=...
  * min=...}.
  */
+@Command(
+    name = "graph-step",
+    synopsisHeading = "usage: ",
+    description = "Training-step time of the gpt-mini ComputationGraph, dense and block-sparse.")
 public final class GraphStepBenchmark {
+
+  @Option(names = "--steps", paramLabel = "N", description = "timed steps (>= 5, 3 warm-up)")
+  int steps = 20;
+
+  @Option(names = "--sparsity", paramLabel = "S", description = "block16 sparsity, in (0, 1)")
+  double sparsity = 0.885;
+
+  @Option(names = "--attention", paramLabel = "PATTERN", description = "attention pattern")
+  String attention = "local:16";
+
+  @Option(
+      names = "--variants",
+      split = ",",
+      paramLabel = "V",
+      description = "dense and/or block16 (default both)")
+  List<String> variants = List.of("dense", "block16");
+
+  @Option(names = "--format", paramLabel = "nwc|ncw", description = "activation layout")
+  String formatName = ComputationGraphGpt.DEFAULT_FORMAT.name().toLowerCase(Locale.ROOT);
+
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "print this help")
+  boolean help;
 
   private GraphStepBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    int steps = 20;
-    double sparsity = 0.885;
-    String attention = "local:16";
-    List<String> variants = List.of("dense", "block16");
-    RNNFormat format = ComputationGraphGpt.DEFAULT_FORMAT;
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      String v = i + 1 < args.length ? args[i + 1] : null;
-      switch (a) {
-        case "--steps" -> {
-          steps = (int) number(a, v, true);
-          i++;
-        }
-        case "--sparsity" -> {
-          sparsity = number(a, v, false);
-          i++;
-        }
-        case "--attention" -> {
-          attention = need(a, v);
-          i++;
-        }
-        case "--variants" -> {
-          variants = List.of(need(a, v).split(","));
-          i++;
-        }
-        case "--format" -> {
-          format = format(need(a, v));
-          i++;
-        }
-        default ->
-            throw new IllegalArgumentException(
-                "unknown option "
-                    + a
-                    + "; allowed: --steps N, --sparsity S, --attention PATTERN, --variants"
-                    + " dense,block16, --format nwc|ncw");
-      }
+    GraphStepBenchmark b = new GraphStepBenchmark();
+    if (BenchOptions.parse(b, args, null, System.out)) {
+      b.run();
     }
+  }
+
+  private void run() throws Exception {
+    RNNFormat format = format(formatName);
     if (steps < 5) {
       throw new IllegalArgumentException(
           "--steps = " + steps + " is too small; allowed: >= 5 (3 warm-up steps)");
@@ -127,28 +130,6 @@ public final class GraphStepBenchmark {
     };
   }
 
-  private static String need(String option, String value) {
-    if (value == null) {
-      throw new IllegalArgumentException(option + " needs a value");
-    }
-    return value;
-  }
-
-  private static double number(String option, String value, boolean integer) {
-    try {
-      return integer
-          ? Integer.parseInt(need(option, value))
-          : Double.parseDouble(need(option, value));
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          option
-              + " = "
-              + value
-              + " is not allowed; allowed: "
-              + (integer ? "an integer" : "a number"));
-    }
-  }
-
   /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
   static double[] run(
       String variant, int steps, double sparsity, String attention, RNNFormat format)
@@ -157,15 +138,8 @@ public final class GraphStepBenchmark {
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
         TokenSplit.of(
-            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstBenchmark.CONTEXT);
-    GptConfig c =
-        new GptConfig(
-            tok.vocabSize(),
-            MstBenchmark.LAYERS,
-            MstBenchmark.D_MODEL,
-            MstBenchmark.HEADS,
-            MstBenchmark.CONTEXT,
-            MstBenchmark.SEED);
+            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
+    GptConfig c = MstVariants.gptMini(tok.vocabSize());
     boolean dense = variant.equals("dense");
     ComputationGraph net =
         new ComputationGraph(
@@ -173,17 +147,17 @@ public final class GraphStepBenchmark {
                 c,
                 new Adam(1e-3),
                 0.01,
-                dense ? c.context() : MstBenchmark.ATTENTION_BLOCK,
+                dense ? c.context() : MstVariants.ATTENTION_BLOCK,
                 format));
     net.init();
     if (!dense) {
-      SparsityConfig sc = MstBenchmark.graphSparsity("block16", sparsity);
+      SparsityConfig sc = MstVariants.graphSparsity("block16", sparsity);
       sc.setAttention(
-          new AttentionSettings(attention, MstBenchmark.ATTENTION_BLOCK, List.of(".*"), false));
+          new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
       net = Sparsify.apply(sc, net).model();
     }
     BatchSampler sampler =
-        new BatchSampler(split.train(), MstBenchmark.BATCH, c.context(), MstBenchmark.SEED);
+        new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     double[] ms = new double[steps];
     for (int s = 0; s < steps; s++) {
       MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);

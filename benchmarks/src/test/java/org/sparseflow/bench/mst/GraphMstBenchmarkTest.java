@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.TokenSplit;
 import org.sparseflow.examples.gpt.GptConfig;
@@ -60,9 +61,9 @@ class GraphMstBenchmarkTest {
         e.getMessage().contains("--model samediff") && e.getMessage().contains("--model graph"),
         e.getMessage());
 
-    Path file = dir.resolve(MstBenchmark.DENSE_GRAPH_RESULT);
-    MstBenchmark.Run run =
-        new MstBenchmark.Run(
+    Path file = dir.resolve(DenseBaseline.DENSE_GRAPH_RESULT);
+    MstRun run =
+        new MstRun(
             "dense",
             1.5,
             2e12,
@@ -72,15 +73,14 @@ class GraphMstBenchmarkTest {
             new double[][] {{1e12, 2e12}, {2.0, 1.5}},
             java.util.List.of(),
             MstConfig.preset("dense"));
-    var clipped = new MstBenchmark.TrainSettings(2000, 2e-3, "none", 1.0);
-    MstBenchmark.writeDense(file, run, clipped, 2);
-    assertEquals(1.5, MstBenchmark.readDense(file, clipped).valLoss(), 0.0);
+    var clipped = new DenseBaseline.TrainSettings(2000, 2e-3, "none", 1.0);
+    DenseBaseline.write(file, run, clipped, 2);
+    assertEquals(1.5, DenseBaseline.read(file, clipped).valLoss(), 0.0);
     e =
         assertThrows(
             IllegalArgumentException.class,
             () ->
-                MstBenchmark.readDense(
-                    file, new MstBenchmark.TrainSettings(2000, 2e-3, "none", 0.0)));
+                DenseBaseline.read(file, new DenseBaseline.TrainSettings(2000, 2e-3, "none", 0.0)));
     assertTrue(
         e.getMessage().contains("grad_clip=1.0") && e.getMessage().contains("grad_clip=0.0"),
         e.getMessage());
@@ -95,11 +95,11 @@ class GraphMstBenchmarkTest {
     assertTrue(
         e.getMessage().contains("--lr-decay = cosine") && e.getMessage().contains("linear"),
         e.getMessage());
-    org.nd4j.linalg.learning.config.IUpdater linear = MstBenchmark.adam(1e-3, "linear", 100);
+    org.nd4j.linalg.learning.config.IUpdater linear = MstVariants.adam(1e-3, "linear", 100);
     assertEquals(1e-3, linear.getLearningRate(0, 0), 1e-15);
     assertEquals(5e-4, linear.getLearningRate(50, 0), 1e-15);
     assertEquals(0.0, linear.getLearningRate(100, 0), 1e-15);
-    assertEquals(1e-3, MstBenchmark.adam(1e-3, "none", 100).getLearningRate(99, 0), 1e-15);
+    assertEquals(1e-3, MstVariants.adam(1e-3, "none", 100).getLearningRate(99, 0), 1e-15);
     // the schedule survives the model configuration's JSON round trip (saved models keep their
     // optimizer)
     var conf =
@@ -142,12 +142,13 @@ class GraphMstBenchmarkTest {
     MstConfig base = MstConfig.preset("mst-local");
     int steps = 20;
 
-    MstBenchmark.Run sparse =
-        MstBenchmark.trainGraph("block16", base, g, split, eval, steps, 2e-3, 1, dir);
+    MstRun sparse =
+        GraphMstRun.train(
+            "block16", new RunSetup(base, g, split, eval, steps, 1, dir), new Adam(2e-3), 0.0);
     assertEquals(
         6,
-        MstBenchmark.flopCounter(g, true).linears().stream()
-            .filter(l -> MstBenchmark.configFor(base, "block16", steps, true).selects(l.name))
+        MstVariants.flopCounter(g, true).linears().stream()
+            .filter(l -> MstVariants.configFor(base, "block16", steps, true).selects(l.name))
             .count(),
         "4 attention projections + fc + proj are selected under their graph names");
     UpdateRecord last = sparse.records().get(sparse.records().size() - 1);
@@ -155,7 +156,7 @@ class GraphMstBenchmarkTest {
         6, last.layerDensity.size(), "MST bound all 6 weights: " + last.layerDensity.keySet());
     for (String name : last.layerDensity.keySet()) {
       assertTrue(
-          MstBenchmark.flopCounter(g, true).linears().stream().anyMatch(l -> l.name.equals(name)),
+          MstVariants.flopCounter(g, true).linears().stream().anyMatch(l -> l.name.equals(name)),
           name + " is not a FLOP-counter linear");
     }
     assertTrue(last.globalDensity < 0.2, "ultra phase density " + last.globalDensity);
@@ -167,8 +168,9 @@ class GraphMstBenchmarkTest {
         "val loss " + sparse.valLoss());
     assertTrue(Files.size(dir.resolve("graph-block16.jsonl")) > 0);
 
-    MstBenchmark.Run dense =
-        MstBenchmark.trainGraph("dense", base, g, split, eval, steps, 2e-3, 1, dir);
+    MstRun dense =
+        GraphMstRun.train(
+            "dense", new RunSetup(base, g, split, eval, steps, 1, dir), new Adam(2e-3), 0.0);
     assertEquals(dense.denseFlops(), dense.flops(), 1e-6 * dense.flops());
     assertEquals(
         sparse.denseFlops(), dense.denseFlops(), 1e-6 * dense.flops(), "same dense reference");

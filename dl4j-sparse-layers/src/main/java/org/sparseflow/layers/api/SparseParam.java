@@ -1,19 +1,12 @@
 package org.sparseflow.layers.api;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.Model;
-import org.deeplearning4j.nn.api.Trainable;
-import org.deeplearning4j.nn.api.Updater;
-import org.deeplearning4j.nn.graph.ComputationGraph;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.deeplearning4j.nn.updater.BaseMultiLayerUpdater;
-import org.deeplearning4j.nn.updater.UpdaterBlock;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.sparseflow.layers.nn.SparseWeightLayer;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
@@ -25,12 +18,14 @@ import org.sparseflow.ops.pattern.SparseMask;
  */
 public final class SparseParam {
   private final Model model;
+  private final Layer modelLayer;
   private final SparseWeightLayer layer;
   private final String key;
   private final String name;
 
-  SparseParam(Model model, SparseWeightLayer layer, String key, String name) {
+  SparseParam(Model model, Layer modelLayer, SparseWeightLayer layer, String key, String name) {
     this.model = model;
+    this.modelLayer = modelLayer;
     this.layer = layer;
     this.key = key;
     this.name = name;
@@ -44,6 +39,14 @@ public final class SparseParam {
   /** The layer implementation holding the weight. */
   public SparseWeightLayer layer() {
     return layer;
+  }
+
+  /**
+   * The model's layer that holds the weight: {@link #layer()} itself, or the wrapper (e.g.
+   * TimeDistributed) around it, which is how the model's updater knows the weight.
+   */
+  public Layer modelLayer() {
+    return modelLayer;
   }
 
   /** Key of the weight inside its layer ("W", "Wq", ...). */
@@ -167,48 +170,7 @@ public final class SparseParam {
    * Sgd: none). Creates the network's updater if it does not exist yet.
    */
   public List<INDArray> updaterState() {
-    Updater u;
-    if (model instanceof MultiLayerNetwork) {
-      u = ((MultiLayerNetwork) model).getUpdater();
-    } else {
-      u = ((ComputationGraph) model).getUpdater();
-    }
-    List<INDArray> out = new ArrayList<>();
-    if (!(u instanceof BaseMultiLayerUpdater)) {
-      return out;
-    }
-    long[] s = shape();
-    for (UpdaterBlock b : ((BaseMultiLayerUpdater<?>) u).getUpdaterBlocks()) {
-      INDArray view = b.getUpdaterView();
-      if (view == null || view.length() == 0) {
-        continue;
-      }
-      long blockLen = (long) b.getParamOffsetEnd() - b.getParamOffsetStart();
-      for (UpdaterBlock.ParamState ps : b.getLayersAndVariablesInBlock()) {
-        if (!sameLayer(ps.getLayer()) || !key.equals(ps.getParamName())) {
-          continue;
-        }
-        long off = (long) ps.getParamOffsetStart() - b.getParamOffsetStart();
-        long len = (long) ps.getParamOffsetEnd() - ps.getParamOffsetStart();
-        INDArray flat = view.reshape(view.length());
-        // the block's state is [state_0 | state_1 | ...], each laid out like the block's flat
-        // params
-        for (long k = 0; k < view.length() / blockLen; k++) {
-          long start = k * blockLen + off;
-          out.add(flat.get(NDArrayIndex.interval(start, start + len)).reshape('f', s));
-        }
-      }
-    }
-    return out;
-  }
-
-  private boolean sameLayer(Trainable t) {
-    if (t == layer) {
-      return true;
-    }
-    String a = t.getConfig() == null ? null : t.getConfig().getLayerName();
-    String b = layer.conf().getLayer().getLayerName();
-    return a != null && a.equals(b) && !(model instanceof MultiLayerNetwork);
+    return UpdaterStates.views(model, modelLayer, key, weight(), true);
   }
 
   @Override

@@ -6,12 +6,15 @@ import java.util.List;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.sparseflow.layers.nn.SparseAttentionLayer;
 import org.sparseflow.layers.nn.SparseWeightLayer;
 
 /**
- * Finds the masked (sparse) weights of a DL4J model, so that tools such as the MST scheduler can
- * read and change masks without knowing the layer types.
+ * Finds the masked (sparse) weights and the switchable attention layers of a DL4J model (also
+ * inside wrapper layers such as TimeDistributed), so that tools such as the MST scheduler can read
+ * and change masks without knowing the layer types.
  */
 public final class SparseParams {
   private SparseParams() {}
@@ -24,14 +27,46 @@ public final class SparseParams {
    * @throws IllegalArgumentException for other model types or a network that is not initialised
    */
   public static List<SparseParam> find(Model model) {
+    List<SparseParam> out = new ArrayList<>();
+    for (Layer l : layers(model)) {
+      SparseWeightLayer s = unwrap(l, SparseWeightLayer.class);
+      if (s == null) {
+        continue;
+      }
+      String prefix = paramPrefix(model, l);
+      for (String key : s.sparseWeightKeys()) {
+        out.add(new SparseParam(model, l, s, key, prefix + "_" + key));
+      }
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /**
+   * The attention layers of a model whose sparsity pattern can be switched, in layer order (inside
+   * wrappers too).
+   */
+  public static List<SparseAttentionLayer> attentionLayers(Model model) {
+    List<SparseAttentionLayer> out = new ArrayList<>();
+    for (Layer l : layers(model)) {
+      SparseAttentionLayer a = unwrap(l, SparseAttentionLayer.class);
+      if (a != null) {
+        out.add(a);
+      }
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /**
+   * The layers of an initialised {@link MultiLayerNetwork} or {@link ComputationGraph}.
+   *
+   * @throws IllegalArgumentException for other model types or a network that is not initialised
+   */
+  public static Layer[] layers(Model model) {
     Layer[] layers;
-    boolean graph;
     if (model instanceof MultiLayerNetwork) {
       layers = ((MultiLayerNetwork) model).getLayers();
-      graph = false;
     } else if (model instanceof ComputationGraph) {
       layers = ((ComputationGraph) model).getLayers();
-      graph = true;
     } else {
       throw new IllegalArgumentException(
           "model = "
@@ -42,18 +77,23 @@ public final class SparseParams {
       throw new IllegalArgumentException(
           "model is not initialised (layers = null); allowed: a network after init()");
     }
-    List<SparseParam> out = new ArrayList<>();
-    for (Layer l : layers) {
-      if (!(l instanceof SparseWeightLayer)) {
-        continue;
-      }
-      SparseWeightLayer s = (SparseWeightLayer) l;
-      String prefix = graph ? l.conf().getLayer().getLayerName() : String.valueOf(l.getIndex());
-      for (String key : s.sparseWeightKeys()) {
-        out.add(new SparseParam(model, s, key, prefix + "_" + key));
-      }
+    return layers;
+  }
+
+  /** Prefix of a layer's params in the model's param table: the index ("0") or vertex name. */
+  public static String paramPrefix(Model model, Layer l) {
+    return model instanceof ComputationGraph
+        ? l.conf().getLayer().getLayerName()
+        : String.valueOf(l.getIndex());
+  }
+
+  /** The layer itself or the first layer inside its wrappers that is a {@code type}, else null. */
+  private static <T> T unwrap(Layer l, Class<T> type) {
+    Layer impl = l;
+    while (!type.isInstance(impl) && impl instanceof BaseWrapperLayer w) {
+      impl = w.getUnderlying();
     }
-    return Collections.unmodifiableList(out);
+    return type.isInstance(impl) ? type.cast(impl) : null;
   }
 
   /** The masked weight with this name ("0_W", "attn1_Wq", ...). */

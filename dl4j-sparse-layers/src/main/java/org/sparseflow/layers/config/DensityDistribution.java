@@ -1,6 +1,7 @@
 package org.sparseflow.layers.config;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +21,9 @@ import java.util.Objects;
  * ER/ERK follow RigL (Evci et al., "Rigging the Lottery: Making All Tickets Winners", arXiv
  * 1911.11134, Section 3 and Appendix): density_l = eps * raw_l, with eps chosen so that the total
  * number of kept weights equals {@code globalDensity * sum(numel)}; any tensor whose density would
- * exceed 1 is made dense and eps is solved again over the remaining tensors (dense fallback).
+ * exceed 1 is made dense and eps is solved again over the remaining tensors (dense fallback). This
+ * is the project's one density-allocation rule: MST's per-layer targets use it too, with
+ * fixed-density tensors and per-tensor weights.
  */
 public enum DensityDistribution {
   UNIFORM,
@@ -44,6 +47,23 @@ public enum DensityDistribution {
    */
   public static Map<String, Double> allocate(
       Map<String, long[]> shapes, double globalDensity, DensityDistribution kind) {
+    return allocate(shapes, globalDensity, kind, Map.of(), Map.of());
+  }
+
+  /**
+   * The general rule. Tensors in {@code fixed} keep their density (e.g. N:M patterns) and are taken
+   * out of the budget first; optional per-tensor weights w (absent = 1) multiply a tensor's raw
+   * share: density = eps * w * raw, still capped at dense.
+   *
+   * @param fixed tensor name -> fixed density (may be empty)
+   * @param weights tensor name -> weight > 0 (may be empty)
+   */
+  public static Map<String, Double> allocate(
+      Map<String, long[]> shapes,
+      double globalDensity,
+      DensityDistribution kind,
+      Map<String, Double> fixed,
+      Map<String, Double> weights) {
     Objects.requireNonNull(shapes, "shapes");
     Objects.requireNonNull(kind, "kind");
     if (!(globalDensity > 0.0 && globalDensity <= 1.0)) {
@@ -54,77 +74,88 @@ public enum DensityDistribution {
     int n = names.size();
     double[] numel = new double[n];
     double[] raw = new double[n];
+    double total = 0;
+    double budget = 0; // kept weights left for the tensors without a fixed density
+    boolean[] fixedOrDense = new boolean[n];
     for (int i = 0; i < n; i++) {
-      long[] s = shapes.get(names.get(i));
-      if (s == null || s.length == 0) {
-        throw new IllegalArgumentException(
-            "shapes["
-                + names.get(i)
-                + "] = "
-                + (s == null ? "null" : "[]")
-                + " is not allowed; allowed: a shape with at least one dimension");
-      }
-      double prod = 1, sum = 0;
+      String name = names.get(i);
+      long[] s = checkedShape(name, shapes.get(name));
+      double prod = 1;
+      double sum = 0;
       for (long d : s) {
-        if (d < 1) {
-          throw new IllegalArgumentException(
-              "shapes["
-                  + names.get(i)
-                  + "] = "
-                  + java.util.Arrays.toString(s)
-                  + " is not allowed; allowed: every dimension >= 1");
-        }
         prod *= d;
         sum += d;
       }
       numel[i] = prod;
-      switch (kind) {
-        case UNIFORM -> raw[i] = 1.0;
-        case ERK -> raw[i] = sum / prod;
-        case ER ->
-            raw[i] = s.length >= 2 ? (double) (s[0] + s[1]) / ((double) s[0] * s[1]) : sum / prod;
+      total += prod;
+      raw[i] = weights.getOrDefault(name, 1.0) * rawShare(kind, s, prod, sum);
+      if (fixed.containsKey(name)) {
+        fixedOrDense[i] = true;
+        budget -= prod * fixed.get(name);
       }
     }
-    Map<String, Double> out = new LinkedHashMap<>();
-    if (n == 0) {
-      return out;
-    }
+    budget += globalDensity * total;
     boolean[] dense = new boolean[n];
-    double total = 0;
-    for (double v : numel) {
-      total += v;
-    }
-    double eps;
-    while (true) {
-      double rhs = globalDensity * total, divisor = 0;
+    double eps = 0;
+    boolean changed = true;
+    while (changed) {
+      double left = budget;
+      double divisor = 0;
       for (int i = 0; i < n; i++) {
         if (dense[i]) {
-          rhs -= numel[i];
-        } else {
+          left -= numel[i];
+        } else if (!fixedOrDense[i]) {
           divisor += raw[i] * numel[i];
         }
       }
-      if (divisor == 0) {
-        eps = 0;
-        break;
-      } // everything dense
-      eps = rhs / divisor;
+      eps = divisor > 0 ? Math.max(0, left) / divisor : 0;
       // Making a tensor dense can only raise eps (see RigL's loop), so all over-full tensors can be
       // moved to the dense set at once.
-      boolean changed = false;
+      changed = false;
       for (int i = 0; i < n; i++) {
-        if (!dense[i] && eps * raw[i] > 1.0 + 1e-12) {
+        if (!fixedOrDense[i] && !dense[i] && eps * raw[i] > 1.0) {
           dense[i] = true;
           changed = true;
         }
       }
-      if (!changed) {
-        break;
-      }
     }
+    Map<String, Double> out = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
-      out.put(names.get(i), dense[i] ? 1.0 : Math.min(1.0, eps * raw[i]));
+      String name = names.get(i);
+      double d = fixed.containsKey(name) ? fixed.get(name) : dense[i] ? 1.0 : eps * raw[i];
+      out.put(name, Math.min(1.0, d));
     }
     return out;
+  }
+
+  /** A tensor's share before scaling: 1 (uniform) or its Erdős–Rényi(-Kernel) ratio. */
+  private static double rawShare(DensityDistribution kind, long[] s, double prod, double sum) {
+    return switch (kind) {
+      case UNIFORM -> 1.0;
+      case ERK -> sum / prod;
+      case ER -> s.length >= 2 ? (double) (s[0] + s[1]) / ((double) s[0] * s[1]) : sum / prod;
+    };
+  }
+
+  private static long[] checkedShape(String name, long[] s) {
+    if (s == null || s.length == 0) {
+      throw new IllegalArgumentException(
+          "shapes["
+              + name
+              + "] = "
+              + (s == null ? "null" : "[]")
+              + " is not allowed; allowed: a shape with at least one dimension");
+    }
+    for (long d : s) {
+      if (d < 1) {
+        throw new IllegalArgumentException(
+            "shapes["
+                + name
+                + "] = "
+                + Arrays.toString(s)
+                + " is not allowed; allowed: every dimension >= 1");
+      }
+    }
+    return s;
   }
 }

@@ -3,7 +3,6 @@ package org.sparseflow.layers.nn;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
@@ -121,14 +120,14 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
       boolean initializeParams,
       DataType dataType) {
     validate();
-    CausalSelfAttentionLayerImpl impl = new CausalSelfAttentionLayerImpl(conf, dataType);
-    impl.setListeners(listeners);
-    impl.setIndex(layerIndex);
-    impl.setParamsViewArray(paramsView);
-    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-    impl.setParamTable(table);
-    impl.setConf(conf);
-    return impl;
+    return LayerConfSupport.instantiate(
+        new CausalSelfAttentionLayerImpl(conf, dataType),
+        initializer(),
+        conf,
+        listeners,
+        layerIndex,
+        paramsView,
+        initializeParams);
   }
 
   @Override

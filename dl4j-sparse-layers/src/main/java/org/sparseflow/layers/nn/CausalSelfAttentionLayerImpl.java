@@ -25,7 +25,7 @@ import org.sparseflow.ops.pattern.SparseMask;
  * Implementation of {@link CausalSelfAttentionLayer}; attention runs in {@link SparseAttention}.
  */
 public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionLayer>
-    implements SparseWeightLayer {
+    implements SparseWeightLayer, SparseAttentionLayer {
 
   private final MaskedWeights masked =
       new MaskedWeights(List.of("Wq", "Wk", "Wv", "Wo"), List.of("Mq", "Mk", "Mv", "Mo"));
@@ -299,6 +299,24 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
   @Override
   public boolean hasBias() {
     return layerConf().hasBias();
+  }
+
+  // ---------------------------------------------------------------- SparseAttentionLayer
+
+  @Override
+  public String attentionPattern() {
+    return layerConf().getAttentionPattern();
+  }
+
+  @Override
+  public void setAttentionPattern(String attentionPattern) {
+    AttentionPattern parsed =
+        SparseKernels.parseAttentionPattern("attentionPattern", attentionPattern);
+    layerConf().setAttentionPattern(attentionPattern);
+    pattern = parsed;
+    layouts.clear();
+    keepMasks.clear();
+    keepLayout = null;
   }
 
   // ---------------------------------------------------------------- SparseWeightLayer

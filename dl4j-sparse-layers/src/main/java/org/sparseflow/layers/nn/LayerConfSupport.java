@@ -1,11 +1,17 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.api.ParamInitializer;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
 import org.deeplearning4j.nn.conf.memory.MemoryReport;
+import org.deeplearning4j.optimize.api.TrainingListener;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.config.Sgd;
 import org.nd4j.linalg.learning.regularization.Regularization;
@@ -24,6 +30,24 @@ final class LayerConfSupport {
       }
     }
     return false;
+  }
+
+  /** Wires a new layer implementation to its configuration, listeners and params view. */
+  static org.deeplearning4j.nn.api.Layer instantiate(
+      org.deeplearning4j.nn.api.Layer impl,
+      ParamInitializer initializer,
+      NeuralNetConfiguration conf,
+      Collection<TrainingListener> listeners,
+      int layerIndex,
+      INDArray paramsView,
+      boolean initializeParams) {
+    impl.setListeners(listeners);
+    impl.setIndex(layerIndex);
+    impl.setParamsViewArray(paramsView);
+    Map<String, INDArray> table = initializer.init(conf, paramsView, initializeParams);
+    impl.setParamTable(table);
+    impl.setConf(conf);
+    return impl;
   }
 
   static List<Regularization> noRegularization() {

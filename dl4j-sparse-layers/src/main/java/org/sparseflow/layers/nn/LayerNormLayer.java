@@ -2,7 +2,6 @@ package org.sparseflow.layers.nn;
 
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
@@ -56,14 +55,14 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
       boolean initializeParams,
       DataType dataType) {
     LayerValidation.checkPositive(getLayerName(), "nIn", nIn);
-    LayerNormLayerImpl impl = new LayerNormLayerImpl(conf, dataType);
-    impl.setListeners(listeners);
-    impl.setIndex(layerIndex);
-    impl.setParamsViewArray(paramsView);
-    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-    impl.setParamTable(table);
-    impl.setConf(conf);
-    return impl;
+    return LayerConfSupport.instantiate(
+        new LayerNormLayerImpl(conf, dataType),
+        initializer(),
+        conf,
+        listeners,
+        layerIndex,
+        paramsView,
+        initializeParams);
   }
 
   @Override

@@ -1,9 +1,7 @@
 package org.sparseflow.layers.nn;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -28,7 +26,7 @@ import org.nd4j.linalg.learning.regularization.Regularization;
  * density}: fraction of weights kept by the initial (seeded random) mask, in (0, 1] (N:M patterns
  * keep n/m).
  */
-public class SparseDenseLayer extends FeedForwardLayer implements SparseFlowLayerConf {
+public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearConf {
 
   private String pattern = "unstructured";
   private double density = 1.0;
@@ -46,17 +44,6 @@ public class SparseDenseLayer extends FeedForwardLayer implements SparseFlowLaye
   }
 
   @Override
-  public List<ParamSpec> paramSpecs() {
-    List<ParamSpec> l = new ArrayList<>();
-    l.add(ParamSpec.weight("W", nIn, nOut));
-    if (hasBias) {
-      l.add(ParamSpec.bias("b", nOut));
-    }
-    l.add(ParamSpec.mask("M", "W", nIn, nOut, pattern, density));
-    return l;
-  }
-
-  @Override
   public org.deeplearning4j.nn.api.Layer instantiate(
       NeuralNetConfiguration conf,
       Collection<TrainingListener> listeners,
@@ -64,14 +51,14 @@ public class SparseDenseLayer extends FeedForwardLayer implements SparseFlowLaye
       INDArray paramsView,
       boolean initializeParams,
       DataType dataType) {
-    SparseDenseLayerImpl impl = new SparseDenseLayerImpl(conf, dataType);
-    impl.setListeners(listeners);
-    impl.setIndex(layerIndex);
-    impl.setParamsViewArray(paramsView);
-    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-    impl.setParamTable(table);
-    impl.setConf(conf);
-    return impl;
+    return LayerConfSupport.instantiate(
+        new SparseDenseLayerImpl(conf, dataType),
+        initializer(),
+        conf,
+        listeners,
+        layerIndex,
+        paramsView,
+        initializeParams);
   }
 
   /**

@@ -1,8 +1,9 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
-import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.layers.BaseLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
@@ -14,7 +15,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /** Implementation of {@link SparseDenseLayer}. */
-public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements SparseWeightLayer {
+public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements MaskedLinearLayer {
 
   private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
 
@@ -30,14 +31,6 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
     super(conf, dataType);
   }
 
-  private org.sparseflow.ops.pattern.SparseMask mask() {
-    return masked.sparseMask("W", getParam("M"), layerConf().getPattern());
-  }
-
-  private INDArray bias() {
-    return layerConf().hasBias() ? getParam("b") : null;
-  }
-
   /** Input as rows [N, nIn]: rank 2 as is, recurrent [B, nIn, T] as [B*T, nIn]. */
   private INDArray inputRows() {
     long nIn = layerConf().getNIn();
@@ -46,7 +39,7 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
           "layer '"
               + layerConf().getLayerName()
               + "' (SparseDenseLayer): input shape = "
-              + java.util.Arrays.toString(input.shape())
+              + Arrays.toString(input.shape())
               + " is not allowed; allowed: [minibatch, "
               + nIn
               + "] or recurrent [minibatch, "
@@ -71,7 +64,7 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
   protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
     assertInputSet(false);
     applyDropOutIfNecessary(training, mgr);
-    return SparseKernels.linearForward(inputRows(), getParam("W"), bias(), mask());
+    return linearForward(inputRows());
   }
 
   @Override
@@ -131,24 +124,12 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
     if (maskArray != null && input.rank() == 2) {
       applyMask(delta);
     }
-    INDArray dx =
-        SparseKernels.linearBackward(
-            inputRows(),
-            getParam("W"),
-            mask(),
-            delta,
-            gradientViews.get("W"),
-            layerConf().hasBias() && biasGrad == null ? gradientViews.get("b") : null,
-            masked.denseBuffer("W", getParam("W")));
+    INDArray dx = linearBackward(inputRows(), delta, layerConf().hasBias() && biasGrad == null);
     if (biasGrad != null) { // summed by the fused GELU backward pass
       INDArray b = gradientViews.get("b");
       b.assign(Nd4j.createFromArray(biasGrad).castTo(b.dataType()).reshape(b.shape()));
     }
-    gradientViews.get("M").assign(0);
-    Gradient g = new DefaultGradient();
-    for (String k : conf.variables()) {
-      g.gradientForVariable().put(k, gradientViews.get(k));
-    }
+    Gradient g = collectGradients(conf.variables());
     weightNoiseParams.clear();
     return new Pair<>(
         g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, toInputLayout(dx))));
@@ -170,41 +151,15 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
     return layerConf().hasBias();
   }
 
-  // ---------------------------------------------------------------- SparseWeightLayer
+  // ---------------------------------------------------------------- MaskedLinearLayer
 
   @Override
-  public List<String> sparseWeightKeys() {
-    return masked.weightKeys();
+  public MaskedWeights masked() {
+    return masked;
   }
 
   @Override
-  public String maskKey(String weightKey) {
-    return masked.maskKey(weightKey);
-  }
-
-  @Override
-  public String pattern(String weightKey) {
-    masked.maskKey(weightKey);
-    return layerConf().getPattern();
-  }
-
-  @Override
-  public void setDenseGradientRequested(boolean requested) {
-    masked.setDenseRequested(requested);
-  }
-
-  @Override
-  public boolean isDenseGradientRequested() {
-    return masked.isDenseRequested();
-  }
-
-  @Override
-  public INDArray lastWeightGradient(String weightKey) {
-    return masked.lastGradient(weightKey, gradientViews);
-  }
-
-  @Override
-  public void applyMasks() {
-    masked.apply(this::getParam);
+  public Map<String, INDArray> gradientViewMap() {
+    return gradientViews;
   }
 }

@@ -68,47 +68,7 @@ final class SparseKernels {
   /** Throws if a [rows, cols] weight cannot carry the pattern. */
   static void checkShape(
       String layer, PatternSpec p, long rows, long cols, String rowsName, String colsName) {
-    if (p.getKind() == PatternSpec.Kind.BLOCK) {
-      int b = p.getBlockSize();
-      if (rows % b != 0) {
-        throw new IllegalArgumentException(
-            LayerValidation.where(layer)
-                + rowsName
-                + " = "
-                + rows
-                + " is not divisible by the block size "
-                + b
-                + " of pattern "
-                + p
-                + "; allowed: multiples of "
-                + b);
-      }
-      if (cols % b != 0) {
-        throw new IllegalArgumentException(
-            LayerValidation.where(layer)
-                + colsName
-                + " = "
-                + cols
-                + " is not divisible by the block size "
-                + b
-                + " of pattern "
-                + p
-                + "; allowed: multiples of "
-                + b);
-      }
-    } else if (p.getKind() == PatternSpec.Kind.NM && rows % p.getM() != 0) {
-      throw new IllegalArgumentException(
-          LayerValidation.where(layer)
-              + rowsName
-              + " = "
-              + rows
-              + " is not divisible by the group size m = "
-              + p.getM()
-              + " of pattern "
-              + p
-              + "; allowed: multiples of "
-              + p.getM());
-    }
+    p.pattern().checkShape(LayerValidation.where(layer), rows, cols, rowsName, colsName);
   }
 
   /**

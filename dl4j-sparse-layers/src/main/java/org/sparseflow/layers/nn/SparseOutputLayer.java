@@ -1,9 +1,7 @@
 package org.sparseflow.layers.nn;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -21,7 +19,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * masked weight. Params "W" [nIn, nOut], "b" (if hasBias) and the frozen 0/1 mask "M"; see {@link
  * SparseDenseLayer}.
  */
-public class SparseOutputLayer extends BaseOutputLayer implements SparseFlowLayerConf {
+public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearConf {
 
   private String pattern = "unstructured";
   private double density = 1.0;
@@ -37,17 +35,6 @@ public class SparseOutputLayer extends BaseOutputLayer implements SparseFlowLaye
   }
 
   @Override
-  public List<ParamSpec> paramSpecs() {
-    List<ParamSpec> l = new ArrayList<>();
-    l.add(ParamSpec.weight("W", nIn, nOut));
-    if (hasBias) {
-      l.add(ParamSpec.bias("b", nOut));
-    }
-    l.add(ParamSpec.mask("M", "W", nIn, nOut, pattern, density));
-    return l;
-  }
-
-  @Override
   public org.deeplearning4j.nn.api.Layer instantiate(
       NeuralNetConfiguration conf,
       Collection<TrainingListener> listeners,
@@ -55,14 +42,14 @@ public class SparseOutputLayer extends BaseOutputLayer implements SparseFlowLaye
       INDArray paramsView,
       boolean initializeParams,
       DataType dataType) {
-    SparseOutputLayerImpl impl = new SparseOutputLayerImpl(conf, dataType);
-    impl.setListeners(listeners);
-    impl.setIndex(layerIndex);
-    impl.setParamsViewArray(paramsView);
-    Map<String, INDArray> table = initializer().init(conf, paramsView, initializeParams);
-    impl.setParamTable(table);
-    impl.setConf(conf);
-    return impl;
+    return LayerConfSupport.instantiate(
+        new SparseOutputLayerImpl(conf, dataType),
+        initializer(),
+        conf,
+        listeners,
+        layerIndex,
+        paramsView,
+        initializeParams);
   }
 
   @Override

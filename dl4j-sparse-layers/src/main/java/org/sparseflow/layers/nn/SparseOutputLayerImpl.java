@@ -1,8 +1,8 @@
 package org.sparseflow.layers.nn;
 
 import java.util.List;
+import java.util.Map;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
-import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.layers.BaseOutputLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
@@ -14,20 +14,12 @@ import org.nd4j.linalg.lossfunctions.ILossFunction;
 
 /** Implementation of {@link SparseOutputLayer}. */
 public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer>
-    implements SparseWeightLayer {
+    implements MaskedLinearLayer {
 
   private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
 
   public SparseOutputLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
     super(conf, dataType);
-  }
-
-  private org.sparseflow.ops.pattern.SparseMask mask() {
-    return masked.sparseMask("W", getParam("M"), layerConf().getPattern());
-  }
-
-  private INDArray bias() {
-    return layerConf().hasBias() ? getParam("b") : null;
   }
 
   @Override
@@ -42,7 +34,7 @@ public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer>
               + input.rank()
               + "; allowed: rank 2 [minibatch, nIn]");
     }
-    INDArray z = SparseKernels.linearForward(input.castTo(dataType), getParam("W"), bias(), mask());
+    INDArray z = linearForward(input.castTo(dataType));
     return mgr.leverageTo(ArrayType.ACTIVATIONS, z);
   }
 
@@ -59,20 +51,8 @@ public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer>
     INDArray labels2d = getLabels2d(mgr, ArrayType.BP_WORKING_MEM);
     INDArray delta =
         loss.computeGradient(labels2d, preOut, layerConf().getActivationFn(), maskArray);
-    INDArray dx =
-        SparseKernels.linearBackward(
-            input.castTo(dataType),
-            getParam("W"),
-            mask(),
-            delta,
-            gradientViews.get("W"),
-            layerConf().hasBias() ? gradientViews.get("b") : null,
-            masked.denseBuffer("W", getParam("W")));
-    gradientViews.get("M").assign(0);
-    Gradient g = new DefaultGradient();
-    for (String k : conf.variables()) {
-      g.gradientForVariable().put(k, gradientViews.get(k));
-    }
+    INDArray dx = linearBackward(input.castTo(dataType), delta, layerConf().hasBias());
+    Gradient g = collectGradients(conf.variables());
     this.gradient = g;
     weightNoiseParams.clear();
     return new Pair<>(g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx)));
@@ -84,41 +64,15 @@ public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer>
     applyMasks();
   }
 
-  // ---------------------------------------------------------------- SparseWeightLayer
+  // ---------------------------------------------------------------- MaskedLinearLayer
 
   @Override
-  public List<String> sparseWeightKeys() {
-    return masked.weightKeys();
+  public MaskedWeights masked() {
+    return masked;
   }
 
   @Override
-  public String maskKey(String weightKey) {
-    return masked.maskKey(weightKey);
-  }
-
-  @Override
-  public String pattern(String weightKey) {
-    masked.maskKey(weightKey);
-    return layerConf().getPattern();
-  }
-
-  @Override
-  public void setDenseGradientRequested(boolean requested) {
-    masked.setDenseRequested(requested);
-  }
-
-  @Override
-  public boolean isDenseGradientRequested() {
-    return masked.isDenseRequested();
-  }
-
-  @Override
-  public INDArray lastWeightGradient(String weightKey) {
-    return masked.lastGradient(weightKey, gradientViews);
-  }
-
-  @Override
-  public void applyMasks() {
-    masked.apply(this::getParam);
+  public Map<String, INDArray> gradientViewMap() {
+    return gradientViews;
   }
 }

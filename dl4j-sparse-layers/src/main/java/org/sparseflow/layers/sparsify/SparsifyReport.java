@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import org.sparseflow.layers.config.SparsityConfig;
 
 /**
  * What {@link Sparsify} did to a model: one entry per layer (DL4J) or weight / attention block
@@ -11,6 +12,20 @@ import java.util.Locale;
  * exist, or the reason the element stayed dense.
  */
 public final class SparsifyReport {
+
+  /** The one-line summary of a config that heads a report. */
+  public static String describe(SparsityConfig cfg) {
+    return "pattern="
+        + cfg.getPattern()
+        + " sparsity="
+        + cfg.getSparsity()
+        + " distribution="
+        + cfg.getDistribution()
+        + " initialMask="
+        + cfg.getInitialMask()
+        + " seed="
+        + cfg.getSeed();
+  }
 
   /** What happened to one element. */
   public enum Status {

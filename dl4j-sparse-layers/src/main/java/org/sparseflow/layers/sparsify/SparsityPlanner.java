@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
@@ -97,7 +98,7 @@ public final class SparsityPlanner {
         }
       }
     }
-    if (spec.getKind() == PatternSpec.Kind.NM) {
+    if (spec.getKind() == MaskPattern.Kind.NM) {
       double d = (double) spec.getN() / spec.getM();
       for (Item it : selected) {
         out.put(

@@ -1,5 +1,7 @@
 package org.sparseflow.examples.gpt;
 
+import java.util.List;
+
 /**
  * Size of a small reference GPT.
  *
@@ -34,6 +36,34 @@ public record GptConfig(
   /** Untied LM head. */
   public GptConfig(int vocab, int layers, int dModel, int heads, int context, long seed) {
     this(vocab, layers, dModel, heads, context, seed, false);
+  }
+
+  /** The names of the reference sizes {@link #named} knows. */
+  public static final List<String> NAMES = List.of("gpt-tiny", "gpt-mini", "gpt-small");
+
+  /** gpt-mini, the reference model of the benchmarks: 4 layers, d_model 128, 4 heads. */
+  public static GptConfig gptMini(int vocab, int context, long seed) {
+    return new GptConfig(vocab, 4, 128, 4, context, seed);
+  }
+
+  /**
+   * The reference size with this name: gpt-tiny (2 layers, d_model 32, 2 heads), gpt-mini (4, 128,
+   * 4) or gpt-small (6, 256, 8).
+   *
+   * @throws IllegalArgumentException naming the value and the allowed names
+   */
+  public static GptConfig named(String name, int vocab, int context, long seed) {
+    return switch (name == null ? "" : name) {
+      case "gpt-tiny" -> new GptConfig(vocab, 2, 32, 2, context, seed);
+      case "gpt-mini" -> gptMini(vocab, context, seed);
+      case "gpt-small" -> new GptConfig(vocab, 6, 256, 8, context, seed);
+      default ->
+          throw new IllegalArgumentException(
+              "model = '"
+                  + name
+                  + "' is not a reference GPT; allowed: "
+                  + String.join(", ", NAMES));
+    };
   }
 
   public int headSize() {

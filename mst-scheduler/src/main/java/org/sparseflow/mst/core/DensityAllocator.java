@@ -1,9 +1,8 @@
 package org.sparseflow.mst.core;
 
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
+import org.sparseflow.layers.config.DensityDistribution;
 
 /**
  * Per-layer densities for a global density budget.
@@ -19,18 +18,10 @@ import java.util.Set;
  * Optional per-layer weights w_l multiply the raw share (density_l = ε·w_l·raw_l, raw_l = 1 for
  * UNIFORM), e.g. to give MLP weights more of the budget than attention projections; a weighted
  * layer is still capped at dense. Layers with a fixed density (N:M) keep it and are taken out of
- * the budget first. This is the mst-scheduler's own copy of the rule so the core has no dependency;
- * dl4j-sparse-layers' {@code DensityDistribution} implements the same formula for initial
- * sparsification.
+ * the budget first. The rule and its kinds are dl4j-sparse-layers' framework-free {@link
+ * DensityDistribution} (one definition); this class adapts MST's {rows, cols} shapes to it.
  */
 public final class DensityAllocator {
-
-  /** Distribution kind. */
-  public enum Kind {
-    UNIFORM,
-    ER,
-    ERK
-  }
 
   private DensityAllocator() {}
 
@@ -40,90 +31,34 @@ public final class DensityAllocator {
    * @param globalDensity target fraction of kept weights over all layers, in (0, 1]
    */
   public static Map<String, Double> allocate(
-      Map<String, int[]> shapes, Map<String, Double> fixed, double globalDensity, Kind kind) {
+      Map<String, int[]> shapes,
+      Map<String, Double> fixed,
+      double globalDensity,
+      DensityDistribution kind) {
     return allocate(shapes, fixed, globalDensity, kind, Map.of());
   }
 
   /**
-   * As {@link #allocate(Map, Map, double, Kind)} with per-layer weights (layer name -> weight > 0;
-   * absent = 1).
+   * As {@link #allocate(Map, Map, double, DensityDistribution)} with per-layer weights (layer name
+   * -> weight > 0; absent = 1).
    */
   public static Map<String, Double> allocate(
       Map<String, int[]> shapes,
       Map<String, Double> fixed,
       double globalDensity,
-      Kind kind,
+      DensityDistribution kind,
       Map<String, Double> weights) {
     if (!(globalDensity > 0 && globalDensity <= 1)) {
       throw Args.bad("globalDensity", globalDensity, "a density in (0, 1]");
     }
-    Map<String, Double> out = new LinkedHashMap<>();
-    double total = 0;
-    double fixedKept = 0;
-    for (Map.Entry<String, int[]> e : shapes.entrySet()) {
-      double n = (double) e.getValue()[0] * e.getValue()[1];
-      total += n;
-      if (fixed.containsKey(e.getKey())) {
-        fixedKept += n * fixed.get(e.getKey());
-      }
-    }
-    boolean weighted = weights.values().stream().anyMatch(w -> w != 1.0);
-    if (kind == Kind.UNIFORM && !weighted) {
-      for (String k : shapes.keySet()) {
-        out.put(k, fixed.getOrDefault(k, globalDensity));
-      }
+    if (kind == DensityDistribution.UNIFORM && weights.values().stream().allMatch(w -> w == 1.0)) {
+      // exactly the global density (the general rule gives it up to rounding)
+      Map<String, Double> out = new LinkedHashMap<>();
+      shapes.keySet().forEach(k -> out.put(k, fixed.getOrDefault(k, globalDensity)));
       return out;
     }
-    Set<String> dense = new HashSet<>();
-    double eps = 0;
-    for (int iter = 0; iter <= shapes.size(); iter++) {
-      double budget = globalDensity * total - fixedKept;
-      double rawSum = 0;
-      for (Map.Entry<String, int[]> e : shapes.entrySet()) {
-        String k = e.getKey();
-        double n = (double) e.getValue()[0] * e.getValue()[1];
-        if (fixed.containsKey(k)) {
-          continue;
-        }
-        if (dense.contains(k)) {
-          budget -= n;
-        } else {
-          rawSum += n * raw(kind, e.getValue(), weights.getOrDefault(k, 1.0));
-        }
-      }
-      eps = rawSum > 0 ? Math.max(0, budget) / rawSum : 0;
-      boolean changed = false;
-      for (Map.Entry<String, int[]> e : shapes.entrySet()) {
-        String k = e.getKey();
-        if (!fixed.containsKey(k)
-            && !dense.contains(k)
-            && eps * raw(kind, e.getValue(), weights.getOrDefault(k, 1.0)) > 1) {
-          dense.add(k);
-          changed = true;
-        }
-      }
-      if (!changed) {
-        break;
-      }
-    }
-    for (Map.Entry<String, int[]> e : shapes.entrySet()) {
-      String k = e.getKey();
-      double d =
-          fixed.containsKey(k)
-              ? fixed.get(k)
-              : dense.contains(k)
-                  ? 1.0
-                  : eps * raw(kind, e.getValue(), weights.getOrDefault(k, 1.0));
-      out.put(k, Math.min(1.0, d));
-    }
-    return out;
-  }
-
-  private static double raw(Kind kind, int[] shape, double weight) {
-    double r =
-        kind == Kind.UNIFORM
-            ? 1.0
-            : (double) (shape[0] + shape[1]) / ((double) shape[0] * shape[1]);
-    return weight * r;
+    Map<String, long[]> dims = new LinkedHashMap<>();
+    shapes.forEach((k, v) -> dims.put(k, new long[] {v[0], v[1]}));
+    return DensityDistribution.allocate(dims, globalDensity, kind, fixed, weights);
   }
 }

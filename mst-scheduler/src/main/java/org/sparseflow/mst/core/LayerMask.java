@@ -3,6 +3,7 @@ package org.sparseflow.mst.core;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.BitSet;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * The current topology of one sparse weight [rows, cols]: which units (elements or blocks, per the

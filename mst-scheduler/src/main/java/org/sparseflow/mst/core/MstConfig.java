@@ -16,6 +16,9 @@ import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.SerializationFeature;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
+import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.InitialMask;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and
@@ -24,12 +27,6 @@ import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
  * Presets ship in the jar: {@link #preset(String)} with the names in {@link #PRESETS}.
  */
 public final class MstConfig {
-
-  /** How the first mask is chosen. */
-  public enum InitialMask {
-    RANDOM,
-    MAGNITUDE
-  }
 
   public static final List<String> PRESETS =
       List.of(
@@ -60,7 +57,7 @@ public final class MstConfig {
   private DropFraction dropFraction = new DropFraction();
   private GrowMode growMode = GrowMode.MIXED;
   private double gradRandomRatio = 3.0;
-  private DensityAllocator.Kind distribution = DensityAllocator.Kind.ER;
+  private DensityDistribution distribution = DensityDistribution.ER;
   private java.util.LinkedHashMap<String, Double> densityWeights = new java.util.LinkedHashMap<>();
   private String pattern = "unstructured";
   private InitialMask initialMask = InitialMask.RANDOM;
@@ -440,12 +437,12 @@ public final class MstConfig {
     gradRandomRatio = v;
   }
 
-  public DensityAllocator.Kind getDistribution() {
+  public DensityDistribution getDistribution() {
     return distribution;
   }
 
   public void setDistribution(String v) {
-    distribution = Args.parseEnum(DensityAllocator.Kind.class, "distribution", v);
+    distribution = Args.parseEnum(DensityDistribution.class, "distribution", v);
   }
 
   /**

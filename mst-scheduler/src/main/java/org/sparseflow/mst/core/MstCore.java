@@ -1,14 +1,16 @@
 package org.sparseflow.mst.core;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.sparseflow.layers.config.InitialMask;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * The framework-free MST engine shared by the DL4J and SameDiff listeners. The adapters register
@@ -35,24 +37,13 @@ public final class MstCore {
   private final Map<String, int[]> shapes = new LinkedHashMap<>();
   private final Map<String, LayerMask> masks = new LinkedHashMap<>();
   private final List<Consumer<UpdateRecord>> recordListeners = new ArrayList<>();
-  private FlopCounter flopCounter;
-  private Map<String, String> flopNames = new HashMap<>();
+  private final FlopLedger flops = new FlopLedger();
+  private final ResetCorrection resets = new ResetCorrection();
   private int attentionLayers;
   private long step;
-  private double cumFlops;
-  private double cumDense;
   private long updates;
   private double lastLoss = Double.NaN;
   private boolean initialized;
-
-  /**
-   * Per layer and unit: index into resetEventSteps of the unit's last optimizer-state reset (-1:
-   * never).
-   */
-  private final Map<String, int[]> unitResetEvent = new LinkedHashMap<>();
-
-  /** Steps after which some unit's optimizer state was reset, ascending. */
-  private final List<Integer> resetEventSteps = new ArrayList<>();
 
   /**
    * @param config validated config whose schedule has totalSteps set (see {@link
@@ -89,8 +80,7 @@ public final class MstCore {
    * if absent).
    */
   public void setFlopCounter(FlopCounter counter, Map<String, String> names) {
-    this.flopCounter = counter;
-    this.flopNames = names == null ? new HashMap<>() : new HashMap<>(names);
+    flops.setCounter(counter, names);
   }
 
   public void setAttentionLayers(int n) {
@@ -140,7 +130,7 @@ public final class MstCore {
       int c = e.getValue()[1];
       double dens = 1.0 - targets.get(k);
       LayerMask m;
-      if (config.getInitialMask() == MstConfig.InitialMask.MAGNITUDE
+      if (config.getInitialMask() == InitialMask.MAGNITUDE
           && pattern.kind() != MaskPattern.Kind.NM) {
         float[] w = weights == null ? null : weights.get(k);
         if (w == null) {
@@ -269,45 +259,17 @@ public final class MstCore {
     return Math.min(config.getUpdateScaleMax(), Math.pow(m.density(), -a));
   }
 
-  /**
-   * Records the units whose mask changed after step t (their optimizer state is reset by the
-   * adapter).
-   */
   private void noteReset(String name, TopologyUpdater.Result r, long t) {
-    if (!config.isResetBiasCorrection()
-        || r.newlyActiveElements.length + r.newlyInactiveElements.length == 0) {
-      return;
-    }
-    if (resetEventSteps.isEmpty() || resetEventSteps.get(resetEventSteps.size() - 1) != t) {
-      resetEventSteps.add((int) t);
-    }
-    int event = resetEventSteps.size() - 1;
-    LayerMask m = r.mask;
-    int[] u =
-        unitResetEvent.computeIfAbsent(
-            name,
-            k -> {
-              int[] a = new int[m.unitCount()];
-              java.util.Arrays.fill(a, -1);
-              return a;
-            });
-    int cols = m.cols();
-    for (int e : r.newlyActiveElements) {
-      u[m.unitOf(e / cols, e % cols)] = event;
-    }
-    for (int e : r.newlyInactiveElements) {
-      u[m.unitOf(e / cols, e % cols)] = event;
+    if (config.isResetBiasCorrection()) {
+      resets.note(name, r, t);
     }
   }
 
   /**
    * Per-element factors (row-major [rows, cols]) that turn Adam's update at step {@code t} into the
    * update of a freshly started Adam for every weight whose optimizer state was reset
-   * (MstConfig#isResetBiasCorrection), or null when no weight of {@code name} has been reset. Adam
-   * divides its moments by the bias corrections 1 - β^(t+1) of the global step; a state reset after
-   * step r has seen only k = t - r gradients, so its moments are too small by 1 - β^k and its
-   * update is off by up to ~6x (β1 0.9, β2 0.999, k ~ 10). The factor is [sqrt(1 - β2^k) / (1 -
-   * β1^k)] / [sqrt(1 - β2^(t+1)) / (1 - β1^(t+1))]; 1 for weights never reset.
+   * (MstConfig#isResetBiasCorrection), or null when no weight of {@code name} has been reset; see
+   * {@link ResetCorrection} for the formula.
    */
   public float[] resetCorrection(String name, long t, double beta1, double beta2) {
     float[] unit = resetUnitCorrection(name, t, beta1, beta2);
@@ -330,7 +292,7 @@ public final class MstCore {
     for (int r = 0; r < rows; r++) {
       int unitRow = (r / b) * blockCols;
       for (int bc = 0; bc < blockCols; bc++) {
-        java.util.Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
+        Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
       }
     }
     return out;
@@ -342,24 +304,7 @@ public final class MstCore {
    * reset.
    */
   public float[] resetUnitCorrection(String name, long t, double beta1, double beta2) {
-    int[] u = unitResetEvent.get(name);
-    if (u == null) {
-      return null;
-    }
-    double global = Math.sqrt(1 - Math.pow(beta2, t + 1)) / (1 - Math.pow(beta1, t + 1));
-    float[] byEvent = new float[resetEventSteps.size()];
-    for (int i = 0; i < byEvent.length; i++) {
-      long k = t - resetEventSteps.get(i);
-      byEvent[i] =
-          k <= 0
-              ? 1f
-              : (float) (Math.sqrt(1 - Math.pow(beta2, k)) / (1 - Math.pow(beta1, k)) / global);
-    }
-    float[] out = new float[u.length];
-    for (int i = 0; i < u.length; i++) {
-      out[i] = u[i] < 0 ? 1f : byEvent[u[i]];
-    }
-    return out;
+    return resets.unitFactors(name, t, beta1, beta2);
   }
 
   /** Attention pattern of each attention layer for step t. */
@@ -386,40 +331,18 @@ public final class MstCore {
               + " (steps must be reported once each, in order)");
     }
     lastLoss = loss;
-    if (flopCounter != null) {
-      Map<String, Double> dens = new HashMap<>();
-      Set<String> denseDw = new HashSet<>();
-      boolean topo =
-          isTopologyStep(t)
-              && config.getGrowMode() != GrowMode.RANDOM
-              && config.getGrowMode() != GrowMode.NONE;
-      for (LayerMask m : masks.values()) {
-        String n = flopNames.getOrDefault(m.name(), m.name());
-        dens.put(n, m.density());
-        if (topo) {
-          denseDw.add(n);
-        }
-      }
-      List<String> pats = attentionPatterns(t);
-      double[] ad = new double[pats.size()];
-      for (int i = 0; i < ad.length; i++) {
-        ad[i] = AttentionDensity.of(pats.get(i), seqLen(), config.getAttention().getBlockSize());
-      }
-      cumFlops += flopCounter.stepFlops(dens, ad, denseDw);
-      cumDense += flopCounter.denseStepFlops();
-    }
+    boolean denseDw =
+        isTopologyStep(t)
+            && config.getGrowMode() != GrowMode.RANDOM
+            && config.getGrowMode() != GrowMode.NONE;
+    flops.account(
+        masks.values(), denseDw, attentionPatterns(t), config.getAttention().getBlockSize());
     step = t + 1;
   }
 
-  private int seqLenValue;
-
   /** Context length used for attention-pattern densities. */
   public void setSeqLen(int t) {
-    seqLenValue = t;
-  }
-
-  private int seqLen() {
-    return seqLenValue > 0 ? seqLenValue : 128;
+    flops.setSeqLen(t);
   }
 
   /**
@@ -470,8 +393,8 @@ public final class MstCore {
     rec.dropFraction = f;
     fillDensities(rec);
     rec.attentionPatterns = attentionPatterns(at);
-    rec.flops = cumFlops;
-    rec.denseFlops = cumDense;
+    rec.flops = flops.sparse();
+    rec.denseFlops = flops.dense();
     rec.loss = lastLoss;
     for (Consumer<UpdateRecord> l : recordListeners) {
       l.accept(rec);
@@ -486,8 +409,8 @@ public final class MstCore {
     rec.targetSparsity = config.getSchedule().sparsityAt(step);
     fillDensities(rec);
     rec.attentionPatterns = attentionPatterns(step);
-    rec.flops = cumFlops;
-    rec.denseFlops = cumDense;
+    rec.flops = flops.sparse();
+    rec.denseFlops = flops.dense();
     rec.loss = lastLoss;
     return rec;
   }
@@ -505,11 +428,11 @@ public final class MstCore {
   }
 
   public double cumulativeFlops() {
-    return cumFlops;
+    return flops.sparse();
   }
 
   public double cumulativeDenseFlops() {
-    return cumDense;
+    return flops.dense();
   }
 
   public long topologyUpdates() {
@@ -521,8 +444,8 @@ public final class MstCore {
     s.setStep(step);
     s.setPhase(phase());
     s.setRngState(rng.state());
-    s.setCumulativeFlops(cumFlops);
-    s.setCumulativeDenseFlops(cumDense);
+    s.setCumulativeFlops(flops.sparse());
+    s.setCumulativeDenseFlops(flops.dense());
     s.setTopologyUpdates(updates);
     s.setAttentionPatterns(attentionPatterns(step));
     List<MstState.Mask> ms = new ArrayList<>();
@@ -530,16 +453,7 @@ public final class MstCore {
       ms.add(new MstState.Mask(m));
     }
     s.setMasks(ms);
-    Map<String, String> resets = new LinkedHashMap<>();
-    unitResetEvent.forEach(
-        (k, v) -> {
-          int[] steps = new int[v.length];
-          for (int i = 0; i < v.length; i++) {
-            steps[i] = v[i] < 0 ? -1 : resetEventSteps.get(v[i]);
-          }
-          resets.put(k, MstState.encodeInts(steps));
-        });
-    s.setUnitResetSteps(resets);
+    s.setUnitResetSteps(resets.encode());
     s.setConfig(config.toJson());
     return s;
   }
@@ -567,45 +481,9 @@ public final class MstCore {
     masks.putAll(loaded);
     step = s.getStep();
     rng.setState(s.getRngState());
-    cumFlops = s.getCumulativeFlops();
-    cumDense = s.getCumulativeDenseFlops();
+    flops.restore(s.getCumulativeFlops(), s.getCumulativeDenseFlops());
     updates = s.getTopologyUpdates();
-    unitResetEvent.clear();
-    resetEventSteps.clear();
-    Map<String, int[]> savedSteps = new LinkedHashMap<>();
-    java.util.TreeSet<Integer> distinct = new java.util.TreeSet<>();
-    s.getUnitResetSteps()
-        .forEach(
-            (k, v) -> {
-              int[] a = MstState.decodeInts(v);
-              if (!masks.containsKey(k)) {
-                throw Args.bad(
-                    "saved unitResetSteps layer",
-                    k,
-                    "one of the registered layers " + masks.keySet());
-              }
-              if (a.length != masks.get(k).unitCount()) {
-                throw Args.bad(
-                    "saved unitResetSteps of " + k,
-                    a.length + " units",
-                    masks.get(k).unitCount() + " units (the layer's mask)");
-              }
-              savedSteps.put(k, a);
-              for (int x : a) {
-                if (x >= 0) {
-                  distinct.add(x);
-                }
-              }
-            });
-    resetEventSteps.addAll(distinct);
-    savedSteps.forEach(
-        (k, a) -> {
-          int[] ev = new int[a.length];
-          for (int i = 0; i < a.length; i++) {
-            ev[i] = a[i] < 0 ? -1 : java.util.Collections.binarySearch(resetEventSteps, a[i]);
-          }
-          unitResetEvent.put(k, ev);
-        });
+    resets.restore(s.getUnitResetSteps(), masks);
     initialized = true;
   }
 }

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * Everything needed to resume MST exactly: steps completed, phase, masks, RNG state and FLOP totals

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
 import java.util.List;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * One dynamic-sparse-training step for one layer: prune the smallest-magnitude active units, regrow

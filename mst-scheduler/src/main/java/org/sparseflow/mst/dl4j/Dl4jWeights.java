@@ -1,20 +1,19 @@
 package org.sparseflow.mst.dl4j;
 
-import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.Model;
-import org.deeplearning4j.nn.graph.ComputationGraph;
-import org.deeplearning4j.nn.layers.wrapper.BaseWrapperLayer;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
-import org.deeplearning4j.nn.updater.BaseMultiLayerUpdater;
-import org.deeplearning4j.nn.updater.UpdaterBlock;
+import org.deeplearning4j.nn.api.TrainingConfig;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.indexing.NDArrayIndex;
-import org.nd4j.linalg.learning.GradientUpdater;
+import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
+import org.sparseflow.layers.api.SparseParam;
+import org.sparseflow.layers.api.SparseParams;
+import org.sparseflow.layers.api.UpdaterStates;
 import org.sparseflow.mst.core.MstConfig;
 
 /**
@@ -25,10 +24,9 @@ import org.sparseflow.mst.core.MstConfig;
  * <p>Two kinds of layers are handled:
  *
  * <ul>
- *   <li>SparseFlow masked layers (dl4j-sparse-layers {@code SparseWeightLayer}, detected by method
- *       names so this module has no compile-time dependency on them): weights from {@code
- *       sparseWeightKeys()}, mask param from {@code maskKey()}, the dense gradient on request via
- *       {@code setDenseGradientRequested/lastWeightGradient};
+ *   <li>SparseFlow masked layers, found through dl4j-sparse-layers' {@link SparseParams} (also
+ *       inside wrappers): weight and mask param from the {@link SparseParam}, the dense gradient on
+ *       request via {@link SparseParam#setDenseGradientRequested} / {@link SparseParam#gradient};
  *   <li>any stock layer: every rank-2 weight param (per the layer's ParamInitializer) whose name
  *       "&lt;layer&gt;_&lt;param&gt;" is selected by the config; its backward already gives the
  *       dense gradient, which the listener reads and then masks in place before the updater sees
@@ -47,10 +45,7 @@ public final class Dl4jWeights {
      */
     public final Layer layer;
 
-    /**
-     * The layer that holds the weight and, for SparseFlow layers, the mask (a wrapper's underlying
-     * layer).
-     */
+    /** The layer that holds the weight (a wrapper's underlying layer). */
     final Layer impl;
 
     public final String key;
@@ -64,33 +59,35 @@ public final class Dl4jWeights {
 
     public final int rows;
     public final int cols;
-    final boolean sparseLayer;
 
-    Binding(
-        String name,
-        Layer layer,
-        String key,
-        INDArray weight,
-        INDArray maskParam,
-        boolean sparseLayer) {
-      this(name, layer, layer, key, weight, maskParam, sparseLayer);
+    /** The SparseFlow layer's weight, or null for stock layers. */
+    final SparseParam sparse;
+
+    /** A stock layer's weight. */
+    Binding(String name, Layer layer, String key, INDArray weight) {
+      this(name, layer, layer, key, weight, null, null);
     }
 
-    Binding(
+    /** A SparseFlow layer's weight. */
+    Binding(SparseParam p) {
+      this(p.name(), p.modelLayer(), p.layer(), p.weightKey(), p.weight(), p.mask(), p);
+    }
+
+    private Binding(
         String name,
         Layer layer,
         Layer impl,
         String key,
         INDArray weight,
         INDArray maskParam,
-        boolean sparseLayer) {
+        SparseParam sparse) {
       this.name = name;
       this.layer = layer;
       this.impl = impl;
       this.key = key;
       this.weight = weight;
       this.maskParam = maskParam;
-      this.sparseLayer = sparseLayer;
+      this.sparse = sparse;
       this.rows = (int) weight.size(0);
       this.cols = (int) weight.size(1);
       this.mask = Nd4j.ones(weight.dataType(), weight.shape());
@@ -98,8 +95,8 @@ public final class Dl4jWeights {
 
     /** Raw dense gradient of the last backward (valid in onGradientCalculation), or null. */
     public INDArray denseGradient(Model model) {
-      if (sparseLayer) {
-        return (INDArray) invoke(impl, "lastWeightGradient", new Class<?>[] {String.class}, key);
+      if (sparse != null) {
+        return sparse.gradient();
       }
       return model.gradient() == null ? null : model.gradient().gradientForVariable().get(name);
     }
@@ -122,12 +119,10 @@ public final class Dl4jWeights {
     private double[] findAdamBetas() {
       for (Layer l : new Layer[] {impl, layer}) {
         Object conf = l.conf().getLayer();
-        if (conf instanceof org.deeplearning4j.nn.api.TrainingConfig) {
+        if (conf instanceof TrainingConfig) {
           try {
-            org.nd4j.linalg.learning.config.IUpdater u =
-                ((org.deeplearning4j.nn.api.TrainingConfig) conf).getUpdaterByParam(key);
-            if (u instanceof org.nd4j.linalg.learning.config.Adam) {
-              org.nd4j.linalg.learning.config.Adam a = (org.nd4j.linalg.learning.config.Adam) u;
+            IUpdater u = ((TrainingConfig) conf).getUpdaterByParam(key);
+            if (u instanceof Adam a) {
               return new double[] {a.getBeta1(), a.getBeta2()};
             }
             return null;
@@ -140,8 +135,8 @@ public final class Dl4jWeights {
     }
 
     public void requestDense(boolean on) {
-      if (sparseLayer) {
-        invoke(impl, "setDenseGradientRequested", new Class<?>[] {boolean.class}, on);
+      if (sparse != null) {
+        sparse.setDenseGradientRequested(on);
       }
     }
 
@@ -150,7 +145,7 @@ public final class Dl4jWeights {
      * it).
      */
     public void maskGradient(Model model) {
-      if (!sparseLayer && model.gradient() != null) {
+      if (sparse == null && model.gradient() != null) {
         INDArray g = model.gradient().gradientForVariable().get(name);
         if (g != null) {
           g.muli(mask);
@@ -163,60 +158,35 @@ public final class Dl4jWeights {
 
   /** All weights selected by the config, in layer order. */
   public static List<Binding> find(Model model, MstConfig config) {
+    Map<Layer, List<SparseParam>> sparse = new IdentityHashMap<>();
+    for (SparseParam p : SparseParams.find(model)) {
+      sparse.computeIfAbsent(p.modelLayer(), k -> new ArrayList<>()).add(p);
+    }
     List<Binding> out = new ArrayList<>();
-    for (Layer l : layers(model)) {
-      String prefix = prefix(model, l);
-      // a SparseFlow layer inside a wrapper (TimeDistributed, ...) must be driven through its own
-      // mask param,
-      // else MST would only zero weights and the layer would keep running its kernels at full
-      // density
-      Layer impl = l;
-      while (impl instanceof BaseWrapperLayer w && !hasMethod(impl, "sparseWeightKeys")) {
-        impl = w.getUnderlying();
-      }
-      if (hasMethod(impl, "sparseWeightKeys")) {
-        @SuppressWarnings("unchecked")
-        List<String> keys = (List<String>) invoke(impl, "sparseWeightKeys", new Class<?>[0]);
-        for (String k : keys) {
-          String name = prefix + "_" + k;
-          if (config.selects(name)) {
-            String mk = (String) invoke(impl, "maskKey", new Class<?>[] {String.class}, k);
-            out.add(new Binding(name, l, impl, k, impl.getParam(k), impl.getParam(mk), true));
+    for (Layer l : SparseParams.layers(model)) {
+      // a SparseFlow layer (also inside a wrapper such as TimeDistributed) must be driven through
+      // its own mask param, else MST would only zero weights and the layer would keep running its
+      // kernels at full density
+      if (sparse.containsKey(l)) {
+        for (SparseParam p : sparse.get(l)) {
+          if (config.selects(p.name())) {
+            out.add(new Binding(p));
           }
         }
         continue;
       }
+      String prefix = SparseParams.paramPrefix(model, l);
       org.deeplearning4j.nn.conf.layers.Layer conf = l.conf().getLayer();
       for (Map.Entry<String, INDArray> e : l.paramTable().entrySet()) {
         String name = prefix + "_" + e.getKey();
         if (e.getValue().rank() == 2
             && conf.initializer().isWeightParam(conf, e.getKey())
             && config.selects(name)) {
-          out.add(new Binding(name, l, e.getKey(), e.getValue(), null, false));
+          out.add(new Binding(name, l, e.getKey(), e.getValue()));
         }
       }
     }
     return out;
-  }
-
-  static Layer[] layers(Model model) {
-    if (model instanceof MultiLayerNetwork) {
-      return ((MultiLayerNetwork) model).getLayers();
-    }
-    if (model instanceof ComputationGraph) {
-      return ((ComputationGraph) model).getLayers();
-    }
-    throw new IllegalArgumentException(
-        "model = "
-            + model.getClass().getName()
-            + " is not supported; allowed: MultiLayerNetwork, ComputationGraph");
-  }
-
-  static String prefix(Model model, Layer l) {
-    if (model instanceof ComputationGraph) {
-      return l.conf().getLayer().getLayerName();
-    }
-    return String.valueOf(l.getIndex());
   }
 
   /**
@@ -226,94 +196,10 @@ public final class Dl4jWeights {
    * @return number of state arrays touched (0 for stateless updaters such as SGD)
    */
   public static int scaleUpdaterState(Model model, Binding b, INDArray keep) {
-    Object u =
-        model instanceof MultiLayerNetwork
-            ? ((MultiLayerNetwork) model).getUpdater(false)
-            : ((ComputationGraph) model).getUpdater(false);
-    if (!(u instanceof BaseMultiLayerUpdater)) {
-      return 0;
+    List<INDArray> states = UpdaterStates.views(model, b.layer, b.key, b.weight, false);
+    for (INDArray s : states) {
+      s.muli(keep.castTo(s.dataType()));
     }
-    // flat order of the param inside the updater view equals the weight view's ordering
-    INDArray keepFlat = Nd4j.toFlattened(b.weight.ordering(), keep);
-    int touched = 0;
-    for (UpdaterBlock block : ((BaseMultiLayerUpdater<?>) u).getUpdaterBlocks()) {
-      for (UpdaterBlock.ParamState ps : block.getLayersAndVariablesInBlock()) {
-        if (ps.getLayer() != b.layer || !ps.getParamName().equals(b.key)) {
-          continue;
-        }
-        GradientUpdater<?> gu = block.getGradientUpdater();
-        if (gu == null || gu.getState() == null) {
-          continue;
-        }
-        long off = ps.getParamOffsetStart() - block.getParamOffsetStart();
-        long len = ps.getParamOffsetEnd() - ps.getParamOffsetStart();
-        for (INDArray s : gu.getState().values()) {
-          INDArray slice =
-              s.rank() == 1
-                  ? s.get(NDArrayIndex.interval(off, off + len))
-                  : s.reshape(s.length()).get(NDArrayIndex.interval(off, off + len));
-          slice.muli(keepFlat.castTo(slice.dataType()));
-          touched++;
-        }
-      }
-    }
-    return touched;
-  }
-
-  /**
-   * Layers whose configuration has {@code setAttentionPattern(String)} (SparseFlow
-   * CausalSelfAttentionLayer).
-   */
-  public static List<Layer> attentionLayers(Model model) {
-    List<Layer> out = new ArrayList<>();
-    for (Layer l : layers(model)) {
-      if (hasMethod(l.conf().getLayer(), "setAttentionPattern")) {
-        out.add(l);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * Switches an attention layer to a pattern: sets it in the layer configuration and drops the
-   * implementation's cached pattern/layouts (fields "pattern" and "layouts", if present) so the
-   * next forward pass rebuilds them.
-   */
-  public static void setAttentionPattern(Layer l, String pattern) {
-    invoke(l.conf().getLayer(), "setAttentionPattern", new Class<?>[] {String.class}, pattern);
-    for (Class<?> c = l.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
-      for (java.lang.reflect.Field f : c.getDeclaredFields()) {
-        try {
-          if (f.getName().equals("pattern")
-              && !java.lang.reflect.Modifier.isFinal(f.getModifiers())) {
-            f.setAccessible(true);
-            f.set(l, null);
-          } else if (f.getName().equals("layouts") && Map.class.isAssignableFrom(f.getType())) {
-            f.setAccessible(true);
-            ((Map<?, ?>) f.get(l)).clear();
-          }
-        } catch (ReflectiveOperationException | RuntimeException e) {
-          throw new IllegalStateException(
-              "cannot reset the cached attention layout of " + c.getName(), e);
-        }
-      }
-    }
-  }
-
-  static boolean hasMethod(Object o, String name) {
-    for (Method m : o.getClass().getMethods()) {
-      if (m.getName().equals(name)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  static Object invoke(Object o, String name, Class<?>[] types, Object... args) {
-    try {
-      return o.getClass().getMethod(name, types).invoke(o, args);
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("cannot call " + name + " on " + o.getClass().getName(), e);
-    }
+    return states.size();
   }
 }

@@ -43,10 +43,7 @@ public class BlockMask extends SparseMask {
   }
 
   private static void checkArgs(long rows, long cols, int blockSize) {
-    if (!PatternSpec.ALLOWED_BLOCK_SIZES.contains(blockSize)) {
-      throw new IllegalArgumentException(
-          "blockSize = " + blockSize + " is not allowed; allowed: 8, 16, 32, 64");
-    }
+    MaskPattern.check(MaskPattern.Kind.BLOCK, blockSize, 0, 0);
     MaskBuilders.checkDims(rows, cols);
     MaskBuilders.checkDivides("rows", rows, blockSize);
     MaskBuilders.checkDivides("cols", cols, blockSize);

@@ -1,33 +1,20 @@
 package org.sparseflow.ops.pattern;
 
 import java.util.Objects;
-import java.util.Set;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.ops.transforms.Transforms;
 import org.nd4j.shade.jackson.annotation.JsonIgnore;
+import org.sparseflow.ops.pattern.MaskPattern.Kind;
 
 /**
- * Configuration-level description of a weight sparsity pattern: unstructured (element) masks,
- * square b x b blocks, or N:M (n kept out of every m consecutive input rows of each output column,
- * the layout that NVIDIA 2:4 sparse tensor cores use for y = x W with W stored [nIn, nOut]).
+ * Jackson/ND4J view of a {@link MaskPattern} (the one, framework-free definition of a sparsity
+ * pattern and its validation): a mutable bean for configuration files plus the mask factories.
  *
  * <p>String form (see {@link #parse(String)} / {@link #toString()}): {@code unstructured}, {@code
  * block8}, {@code block16}, {@code block32}, {@code block64}, {@code n:m} (e.g. {@code 2:4}).
  * Jackson friendly: public no-arg constructor, getters and setters.
  */
 public class PatternSpec {
-
-  /** What a mask keeps. */
-  public enum Kind {
-    UNSTRUCTURED,
-    BLOCK,
-    NM
-  }
-
-  /** Block sizes allowed in a {@link Kind#BLOCK} pattern. */
-  public static final Set<Integer> ALLOWED_BLOCK_SIZES = Set.of(8, 16, 32, 64);
-
-  /** Largest group size allowed in a {@link Kind#NM} pattern. */
-  public static final int MAX_NM_GROUP = 64;
 
   private Kind kind = Kind.UNSTRUCTURED;
   private int blockSize;
@@ -57,82 +44,42 @@ public class PatternSpec {
     return new PatternSpec(Kind.NM, 0, n, m);
   }
 
+  /** The bean form of a pattern. */
+  public static PatternSpec of(MaskPattern p) {
+    switch (p.kind()) {
+      case BLOCK:
+        return block(p.blockSize());
+      case NM:
+        return nm(p.n(), p.m());
+      default:
+        return unstructured();
+    }
+  }
+
   /**
    * Parses {@code unstructured}, {@code block<b>} (b in 8/16/32/64) or {@code n:m};
-   * case-insensitive.
+   * case-insensitive. Same rules as {@link MaskPattern#parse(String)}.
    *
    * @throws IllegalArgumentException naming the value and the allowed forms
    */
   public static PatternSpec parse(String text) {
-    if (text == null) {
-      throw new IllegalArgumentException(
-          "pattern = null; allowed: unstructured, block8, block16, block32, block64, n:m (e.g."
-              + " 2:4)");
-    }
-    String t = text.trim().toLowerCase(java.util.Locale.ROOT);
-    try {
-      if (t.equals("unstructured") || t.equals("element")) {
-        return unstructured();
-      }
-      if (t.startsWith("block")) {
-        return block(Integer.parseInt(t.substring("block".length())));
-      }
-      int colon = t.indexOf(':');
-      if (colon > 0) {
-        return nm(
-            Integer.parseInt(t.substring(0, colon)), Integer.parseInt(t.substring(colon + 1)));
-      }
-    } catch (NumberFormatException e) {
-      // fall through to the error below
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("pattern = '" + text + "': " + e.getMessage(), e);
-    }
-    throw new IllegalArgumentException(
-        "pattern = '"
-            + text
-            + "' is unknown; allowed: unstructured, block8, block16, block32, block64, n:m (e.g."
-            + " 2:4)");
+    return of(MaskPattern.parse(text));
   }
 
   /** Checks the fields; throws IllegalArgumentException naming the offending field. */
   public void validate() {
-    if (kind == null) {
-      throw new IllegalArgumentException(
-          "kind = null; allowed: " + java.util.Arrays.toString(Kind.values()));
-    }
-    switch (kind) {
-      case BLOCK:
-        if (!ALLOWED_BLOCK_SIZES.contains(blockSize)) {
-          throw new IllegalArgumentException(
-              "blockSize = " + blockSize + " is not allowed; allowed: 8, 16, 32, 64");
-        }
-        break;
-      case NM:
-        if (m < 2 || m > MAX_NM_GROUP) {
-          throw new IllegalArgumentException(
-              "m = " + m + " is not allowed; allowed: 2.." + MAX_NM_GROUP);
-        }
-        if (n < 1 || n > m) {
-          throw new IllegalArgumentException(
-              "n = " + n + " is not allowed; allowed: 1..m (m = " + m + ")");
-        }
-        break;
-      default:
-        break;
-    }
+    MaskPattern.check(kind, blockSize, n, m);
+  }
+
+  /** The framework-free value of this bean (validated). */
+  public MaskPattern pattern() {
+    return MaskPattern.of(kind, blockSize, n, m);
   }
 
   /** Inverse of {@link #parse(String)}. */
   @Override
   public String toString() {
-    switch (kind) {
-      case BLOCK:
-        return "block" + blockSize;
-      case NM:
-        return n + ":" + m;
-      default:
-        return "unstructured";
-    }
+    return MaskPattern.format(kind, blockSize, n, m);
   }
 
   // ---------------------------------------------------------------- mask factories
@@ -176,7 +123,7 @@ public class PatternSpec {
   /** {@link #fromScores} with scores = |w|. */
   public SparseMask fromMagnitude(INDArray w, double density) {
     MaskBuilders.checkMatrix("w", w);
-    return fromScores(org.nd4j.linalg.ops.transforms.Transforms.abs(w, true), density);
+    return fromScores(Transforms.abs(w, true), density);
   }
 
   /**

@@ -11,6 +11,7 @@ import org.nd4j.imports.converters.ImportClassMapping;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -105,7 +106,7 @@ public final class SparseFlowOps {
           "pattern = null; allowed: a PatternSpec (unstructured, block8..64, n:m)");
     }
     pattern.validate();
-    int blockSize = pattern.getKind() == PatternSpec.Kind.BLOCK ? pattern.getBlockSize() : 0;
+    int blockSize = pattern.getKind() == MaskPattern.Kind.BLOCK ? pattern.getBlockSize() : 0;
     SDVariable out =
         new SparseMatmulOp(sd, x, w, mask, bias, blockSize, denseWeightGrad).outputVariable();
     return name == null ? out : sd.updateVariableNameAndReference(out, name);

@@ -1,0 +1,105 @@
+package org.sparseflow.layers.nn;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.gradient.DefaultGradient;
+import org.deeplearning4j.nn.gradient.Gradient;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.pattern.SparseMask;
+
+/**
+ * The shared base of {@link SparseDenseLayerImpl} and {@link SparseOutputLayerImpl}: one masked
+ * weight W [nIn, nOut] with its 0/1 mask M and an optional bias b, z = x (W o M) + b. An interface
+ * with default methods rather than a class because the two layers extend different DL4J classes
+ * (BaseLayer and BaseOutputLayer).
+ */
+interface MaskedLinearLayer extends SparseWeightLayer {
+
+  /** The layer's mask bookkeeping for W / M. */
+  MaskedWeights masked();
+
+  /** The layer's configuration. */
+  default MaskedLinearConf linearConf() {
+    return (MaskedLinearConf) conf().getLayer();
+  }
+
+  /** The layer's gradient views by param key. */
+  Map<String, INDArray> gradientViewMap();
+
+  /** The structured mask of W (rebuilt only when M changed). */
+  default SparseMask weightMask() {
+    return masked().sparseMask("W", getParam("M"), linearConf().getPattern());
+  }
+
+  /** z = x (W o M) + b for input rows x [N, nIn]. */
+  default INDArray linearForward(INDArray x) {
+    return SparseKernels.linearForward(
+        x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, weightMask());
+  }
+
+  /**
+   * Backward pass of {@link #linearForward}: writes dW (and db when {@code biasGradient}) into the
+   * gradient views and returns dx.
+   */
+  default INDArray linearBackward(INDArray x, INDArray delta, boolean biasGradient) {
+    Map<String, INDArray> views = gradientViewMap();
+    return SparseKernels.linearBackward(
+        x,
+        getParam("W"),
+        weightMask(),
+        delta,
+        views.get("W"),
+        biasGradient ? views.get("b") : null,
+        masked().denseBuffer("W", getParam("W")));
+  }
+
+  /** The gradient of every param in {@code variables}; M gets none (a zero gradient). */
+  default Gradient collectGradients(Collection<String> variables) {
+    Map<String, INDArray> views = gradientViewMap();
+    views.get("M").assign(0);
+    Gradient g = new DefaultGradient();
+    for (String k : variables) {
+      g.gradientForVariable().put(k, views.get(k));
+    }
+    return g;
+  }
+
+  // ---------------------------------------------------------------- SparseWeightLayer
+
+  @Override
+  default List<String> sparseWeightKeys() {
+    return masked().weightKeys();
+  }
+
+  @Override
+  default String maskKey(String weightKey) {
+    return masked().maskKey(weightKey);
+  }
+
+  @Override
+  default String pattern(String weightKey) {
+    masked().maskKey(weightKey);
+    return linearConf().getPattern();
+  }
+
+  @Override
+  default void setDenseGradientRequested(boolean requested) {
+    masked().setDenseRequested(requested);
+  }
+
+  @Override
+  default boolean isDenseGradientRequested() {
+    return masked().isDenseRequested();
+  }
+
+  @Override
+  default INDArray lastWeightGradient(String weightKey) {
+    return masked().lastGradient(weightKey, gradientViewMap());
+  }
+
+  @Override
+  default void applyMasks() {
+    masked().apply(this::getParam);
+  }
+}

@@ -1,0 +1,124 @@
+package org.sparseflow.layers.samediff;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.nd4j.autodiff.samediff.SDVariable;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.internal.SameDiffOp;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.attention.AttentionPattern;
+import org.sparseflow.ops.attention.BlockLayout;
+import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.samediff.SparseAttentionOp;
+import org.sparseflow.ops.samediff.SparseMatmulOp;
+
+/**
+ * {@link SameDiffSparsifier#densify}: replaces the SparseFlow ops of a rewritten graph, in place,
+ * by stock ops with identical outputs.
+ */
+final class SameDiffDensifier {
+  private SameDiffDensifier() {}
+
+  /**
+   * Replaces every sparse matmul by a plain matmul of its (already zero-filled) weight, and every
+   * sparse attention op by stock ops computing {@code softmax(scale Q K^T + bias) V} with a
+   * constant additive mask (0 where the op's layout computes a pair, -1e9 elsewhere) so that the
+   * result needs no SparseFlow op.
+   *
+   * @param seqLen sequence length T of the attention inputs; {@code <= 0} reads it from the static
+   *     shape of Q
+   */
+  static void densify(SameDiff sd, int seqLen) {
+    for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
+      if (op.getOp() instanceof SparseMatmulOp) {
+        densifyMatmul(sd, op);
+      } else if (op.getOp() instanceof SparseAttentionOp attention) {
+        densifyAttention(sd, op, attention, seqLen);
+      }
+    }
+    GraphEdits.renameOpsNamedLikeForeignVariables(sd);
+  }
+
+  private static void densifyMatmul(SameDiff sd, SameDiffOp op) {
+    List<String> in = new ArrayList<>(op.getInputsToOp());
+    String out = op.getOutputsOfOp().get(0);
+    INDArray w = sd.getArrForVarName(in.get(1)), m = sd.getArrForVarName(in.get(2));
+    if (w != null && m != null) {
+      w.muli(m);
+    }
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    SDVariable y =
+        sd.mmul(out + "_densified_mm", sd.getVariable(in.get(0)), sd.getVariable(in.get(1)));
+    if (in.size() > 3) {
+      y = y.add(out + "_densified_bias", sd.getVariable(in.get(3)));
+    }
+    sd.updateVariableNameAndReference(y, out);
+    GraphEdits.relink(sd, out, consumers);
+  }
+
+  private static void densifyAttention(
+      SameDiff sd, SameDiffOp op, SparseAttentionOp attention, int seqLen) {
+    List<String> in = new ArrayList<>(op.getInputsToOp());
+    String out = op.getOutputsOfOp().get(0);
+    for (String extra : op.getOutputsOfOp().subList(1, op.getOutputsOfOp().size())) {
+      List<String> users = sd.getVariables().get(extra).getInputsForOp();
+      if (users != null && !users.isEmpty()) {
+        throw new IllegalArgumentException(
+            "sparse attention op '"
+                + op.getName()
+                + "': its output '"
+                + extra
+                + "' (softmax statistics) is used by "
+                + users
+                + "; densify allows only the attention output");
+      }
+    }
+    SDVariable q = sd.getVariable(in.get(0)),
+        k = sd.getVariable(in.get(1)),
+        v = sd.getVariable(in.get(2));
+    long[] shape = q.getShape(); // [B, H, T, D] when known statically
+    boolean staticShape = shape != null && shape.length == 4 && shape[1] > 0 && shape[2] > 0;
+    int t = seqLen > 0 ? seqLen : staticShape ? (int) shape[2] : -1;
+    if (t <= 0) {
+      throw new IllegalArgumentException(
+          "seqLen = "
+              + seqLen
+              + " and the shape of '"
+              + q.name()
+              + "' is "
+              + Arrays.toString(shape)
+              + "; pass the sequence length (> 0): Sparsify.densify(sd, seqLen)");
+    }
+    AttentionPattern pattern = attention.pattern();
+    boolean perHead =
+        pattern.getComponents().stream().anyMatch(c -> c.getKind() == AttentionPattern.Kind.RANDOM);
+    if (perHead && !staticShape) {
+      throw new IllegalArgumentException(
+          "attention pattern '"
+              + pattern
+              + "' of op '"
+              + op.getName()
+              + "' draws random blocks per head, but the head count of '"
+              + q.name()
+              + "' is not known "
+              + "statically (shape "
+              + Arrays.toString(shape)
+              + "); densify needs a static [B, H, T, D] shape");
+    }
+    int heads = perHead ? (int) shape[1] : 1; // without RANDOM every head has the same layout
+    BlockLayout layout = pattern.layout(t, attention.blockSize(), heads);
+    INDArray bias =
+        SparseAttention.maskBias(layout, heads, q.dataType()); // [heads, T, T], broadcast over B
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    // explicit names: SameDiff's generated names can collide with those left by earlier rewrites
+    String base = out + "_densified";
+    SDVariable scores =
+        sd.mmul(base + "_qk", q, k, false, true, false)
+            .mul(base + "_scaled", attention.scale())
+            .add(base + "_masked", sd.constant(base + "_mask", bias));
+    SDVariable y = sd.mmul(base + "_pv", sd.nn().softmax(base + "_softmax", scores, 3), v);
+    sd.updateVariableNameAndReference(y, out);
+    GraphEdits.relink(sd, out, consumers);
+  }
+}

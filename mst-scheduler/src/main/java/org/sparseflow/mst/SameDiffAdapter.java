@@ -1,0 +1,151 @@
+package org.sparseflow.mst;
+
+import static org.sparseflow.mst.MstArrays.changedKeep;
+import static org.sparseflow.mst.MstArrays.rowMajor;
+import static org.sparseflow.mst.MstArrays.toArray;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.nd4j.autodiff.samediff.SDVariable;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
+import org.nd4j.autodiff.samediff.internal.SameDiffOp;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.learning.GradientUpdater;
+import org.nd4j.linalg.learning.config.Adam;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstCore;
+import org.sparseflow.mst.core.TopologyUpdater;
+
+/**
+ * MST for a SameDiff graph: {@code opExecution} of "&lt;W&gt;-grad" captures the dense gradient,
+ * {@code preUpdate} masks and scales the update, {@code iterationDone} accounts the step and
+ * applies mask changes (weights named by the config's include/exclude regexes; rank-2 trainable
+ * variables, [nIn, nOut]).
+ */
+final class SameDiffAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(SameDiffAdapter.class);
+
+  private final MstListener owner;
+  private final MstCore core;
+  private final UpdateScaler scaler;
+  private final Map<String, float[]> capturedGrads = new HashMap<>();
+  private Map<String, INDArray> masks;
+  private SameDiff attached;
+  private boolean warnedNoUpdaters;
+
+  SameDiffAdapter(MstListener owner, UpdateScaler scaler) {
+    this.owner = owner;
+    this.core = owner.core();
+    this.scaler = scaler;
+  }
+
+  /** The graph the listener was added to (needed to reach its optimizer state). */
+  void attach(SameDiff sd) {
+    attached = sd;
+  }
+
+  void bind(SameDiff sd) {
+    if (masks != null) {
+      return;
+    }
+    masks = new LinkedHashMap<>();
+    Map<String, float[]> w = new LinkedHashMap<>();
+    for (SDVariable v : sd.variables()) {
+      if (v.getVariableType() == VariableType.VARIABLE
+          && v.getArr() != null
+          && v.getArr().rank() == 2
+          && core.config().selects(v.name())) {
+        INDArray a = v.getArr();
+        core.register(v.name(), (int) a.size(0), (int) a.size(1));
+        w.put(v.name(), rowMajor(a));
+      }
+    }
+    owner.initializeOrRestore(w);
+    for (String name : w.keySet()) {
+      INDArray a = sd.getArrForVarName(name);
+      LayerMask m = core.masks().get(name);
+      INDArray mask = toArray(m.toElementMask(), m.rows(), m.cols(), a.dataType());
+      masks.put(name, mask);
+      a.muli(mask);
+    }
+    LOG.info(
+        "MST bound {} SameDiff variables: {}", masks.size(), core.snapshotRecord().layerDensity);
+    owner.applyAttention();
+  }
+
+  void opExecution(SameDiffOp op, INDArray[] outputs) {
+    if (masks == null || !core.isTopologyStep(core.step())) {
+      return;
+    }
+    List<String> outs = op.getOutputsOfOp();
+    for (int i = 0; outs != null && i < outs.size() && i < outputs.length; i++) {
+      String o = outs.get(i);
+      if (o.endsWith("-grad")) {
+        String var = o.substring(0, o.length() - 5);
+        if (masks.containsKey(var)) {
+          capturedGrads.put(var, rowMajor(outputs[i]));
+        }
+      }
+    }
+  }
+
+  void preUpdate(SameDiff sd, String name, INDArray update) {
+    INDArray m = masks == null ? null : masks.get(name);
+    if (m == null) {
+      return;
+    }
+    update.muli(m);
+    double[] betas = null;
+    if (sd.getTrainingConfig().getUpdater() instanceof Adam a) {
+      betas = new double[] {a.getBeta1(), a.getBeta2()};
+    }
+    scaler.scaleStep(name, update, betas);
+  }
+
+  void iterationDone(SameDiff sd, double loss) {
+    bind(sd);
+    long t = core.step();
+    core.stepDone(t, loss);
+    if (core.isMaskStep(t)) {
+      Map<String, float[]> w = new HashMap<>();
+      for (String name : masks.keySet()) {
+        w.put(name, rowMajor(sd.getArrForVarName(name)));
+      }
+      Map<String, TopologyUpdater.Result> res =
+          core.updateMasks(t, w, capturedGrads.isEmpty() ? null : capturedGrads);
+      // listeners may receive SameDiff's internal gradient instance, whose updater map is null
+      Map<String, GradientUpdater> updaters =
+          attached != null ? attached.getUpdaterMap() : sd.getUpdaterMap();
+      if (updaters == null && !warnedNoUpdaters) {
+        warnedNoUpdaters = true;
+        LOG.warn(
+            "MST cannot reach the SameDiff updater state, so optimizer moments of regrown weights"
+                + " are not reset; register the listener with MstListener.addTo(sd)");
+      }
+      for (Map.Entry<String, INDArray> e : masks.entrySet()) {
+        TopologyUpdater.Result r = res.get(e.getKey());
+        if (r.pruned == 0 && r.grown == 0) {
+          continue;
+        }
+        INDArray a = sd.getArrForVarName(e.getKey());
+        e.getValue()
+            .assign(toArray(r.mask.toElementMask(), r.mask.rows(), r.mask.cols(), a.dataType()));
+        INDArray keep = changedKeep(r, a.dataType());
+        a.muli(keep).muli(e.getValue());
+        GradientUpdater<?> gu = updaters == null ? null : updaters.get(e.getKey());
+        if (gu != null && gu.getState() != null) {
+          for (INDArray s : gu.getState().values()) {
+            s.muli(keep.reshape(s.shape()).castTo(s.dataType()));
+          }
+        }
+      }
+      capturedGrads.clear();
+    }
+    owner.applyAttention();
+  }
+}
