@@ -1,11 +1,16 @@
 package org.sparseflow.cli;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.sparseflow.dataflow.api.SimulateRunner;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code sparseflow simulate}: one training step of a GPT model, sparse on a simulated dataflow
@@ -27,39 +32,45 @@ public final class SimulateCommand implements Callable<Integer> {
       names = "--model",
       defaultValue = "gpt3-13b",
       description =
-          "gpt-mini, gpt2-small, gpt3-13b, or a GPT JSON file written by GptSpec.toJson() (default:"
-              + " ${DEFAULT-VALUE})")
+          "gpt-mini, gpt2-small, gpt3-13b, or a GPT .json file written by GptSpec.toJson() giving"
+              + " layers, dModel, heads, ffn, seq and vocab (default: ${DEFAULT-VALUE})")
   String model;
 
-  @Option(names = "--seq", description = "sequence length (default: the model's)")
+  @Option(names = "--seq", description = "sequence length, 1..131072 (default: the model's)")
   Integer seq;
 
-  @Option(names = "--layers", description = "number of decoder layers (default: the model's)")
+  @Option(
+      names = "--layers",
+      description = "number of decoder layers, 1..1000 (default: the model's)")
   Integer layers;
 
   @Option(
       names = "--batch",
-      description = "sequences per micro-batch on one chip (default: the model's, 1 for gpt3-13b)")
+      description =
+          "sequences per micro-batch on one chip, 1..65536 (default: the model's, 1 for gpt3-13b)")
   Integer batch;
 
   @Option(
       names = "--global-batch",
       description =
-          "sequences per optimizer step over all chips (default: the model's; gpt3-13b: 1024 = 2M"
-              + " tokens)")
+          "sequences per optimizer step over all chips, 1..16777216 and a multiple of --chips x"
+              + " --batch (default: the model's; gpt3-13b: 1024 = 2M tokens)")
   Integer globalBatch;
 
   @Option(
       names = "--sparsity",
       defaultValue = "0.875",
       description =
-          "fraction of pruned weights in the sparse linear layers (default: ${DEFAULT-VALUE})")
+          "fraction of pruned weights in the sparse linear layers, in [0, 1) (default:"
+              + " ${DEFAULT-VALUE})")
   double sparsity;
 
   @Option(
       names = "--pattern",
       defaultValue = "unstructured",
-      description = "unstructured | block16 (blockN) | 2:4 (N:M) (default: ${DEFAULT-VALUE})")
+      description =
+          "unstructured | block8 | block16 | block32 | block64 | N:M with 1 <= N <= M <= 64 (e.g."
+              + " 2:4) (default: ${DEFAULT-VALUE})")
   String pattern;
 
   @Option(
@@ -89,19 +100,23 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(
       names = "--chips",
       defaultValue = "8",
-      description = "chips on each side, data parallel (default: ${DEFAULT-VALUE})")
+      description = "chips on each side, data parallel, 1..65536 (default: ${DEFAULT-VALUE})")
   int chips;
 
   @Option(
       names = "--out",
-      description = "directory for report.json, trace.json (Chrome trace) and step-time.png")
+      description =
+          "directory for report.json, trace.json (Chrome trace) and step-time.png (created if"
+              + " absent; not a file)")
   Path out;
 
   @Option(
       names = "--max-rows",
       defaultValue = "40",
-      description = "rows of the section table to print (default: ${DEFAULT-VALUE})")
+      description = "rows of the section table to print, 0..100000 (default: ${DEFAULT-VALUE})")
   int maxRows;
+
+  @Spec CommandSpec spec;
 
   @Override
   public Integer call() {
@@ -121,11 +136,48 @@ public final class SimulateCommand implements Callable<Integer> {
     o.chips = chips;
     o.out = out;
     o.maxRows = maxRows;
-    return SimulateRunner.run(o, System.out, System.err);
+    SimulateOptions.validate(o, this::given);
+    // the runner prints to streams; route them to this command's writers (tests capture those)
+    ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+    ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+    int code;
+    try (PrintStream po = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
+        PrintStream pe = new PrintStream(errBytes, true, StandardCharsets.UTF_8)) {
+      code = SimulateRunner.run(o, po, pe);
+    }
+    PrintWriter w = spec.commandLine().getOut();
+    w.print(outBytes.toString(StandardCharsets.UTF_8));
+    w.flush();
+    String err = errBytes.toString(StandardCharsets.UTF_8).strip();
+    if (code != 0) {
+      // the runner reports value errors as "simulate: ..." with code 2; 2 is for syntax here
+      String line = err.isEmpty() ? "simulation failed" : err.split("\\R", 2)[0];
+      throw new IllegalArgumentException(line.replaceFirst("^simulate: ", ""));
+    }
+    if (!err.isEmpty()) {
+      spec.commandLine().getErr().println(err);
+      spec.commandLine().getErr().flush();
+    }
+    return 0;
+  }
+
+  private boolean given(String option) {
+    return spec.commandLine().getParseResult().hasMatchedOption(option);
   }
 
   /** Standalone entry point (the main CLI registers this class as a subcommand). */
   public static void main(String[] args) {
-    System.exit(new CommandLine(new SimulateCommand()).execute(args));
+    System.exit(
+        SparseFlowCli.run(
+            prepend("simulate", args),
+            new PrintWriter(System.out, true),
+            new PrintWriter(System.err, true)));
+  }
+
+  private static String[] prepend(String first, String[] rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 }
