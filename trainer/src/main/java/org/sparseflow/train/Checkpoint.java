@@ -1,10 +1,10 @@
 package org.sparseflow.train;
 
 import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.zip.ZipEntry;
-import java.util.zip.ZipException;
 import java.util.zip.ZipFile;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
@@ -88,8 +87,8 @@ public final class Checkpoint {
           || vocabulary.chars().distinct().count() != vocabulary.length()) {
         throw bad(file, "vocabulary", vocabulary, "at least 2 distinct characters, each once");
       }
-      if (corpusSha256 == null || !corpusSha256.matches("[0-9a-f]{64}")) {
-        throw bad(file, "corpusSha256", corpusSha256, "64 lower-case hex digits");
+      if (corpusSha256 == null || corpusSha256.isBlank()) {
+        throw bad(file, "corpusSha256", corpusSha256, "the corpus's SHA-256 (hex)");
       }
     }
 
@@ -207,8 +206,13 @@ public final class Checkpoint {
     // the central directory: a truncated file has none
     try (ZipFile z = new ZipFile(file.toFile())) {
       z.stream().forEach(e -> listed.add(e.getName()));
-    } catch (ZipException e) {
+    } catch (FileSystemException e) {
+      throw e; // not found, permission denied...: not corruption
+    } catch (IOException e) {
       throw corrupt(file, "not a complete zip file (" + firstLine(e) + ")");
+    } catch (RuntimeException e) {
+      // e.g. an entry name that is not valid UTF-8
+      throw corrupt(file, "the zip's directory is damaged (" + firstLine(e) + ")");
     }
     Map<String, byte[]> entries = new HashMap<>();
     // the local entries, each checked against its CRC and sizes by ZipInputStream
@@ -226,7 +230,9 @@ public final class Checkpoint {
           throw corrupt(file, "entry " + e.getName() + " appears twice");
         }
       }
-    } catch (ZipException | EOFException e) {
+    } catch (FileSystemException e) {
+      throw e;
+    } catch (IOException | RuntimeException e) {
       throw corrupt(file, "the zip data is damaged (" + firstLine(e) + ")");
     }
     if (!entries.keySet().equals(listed)) {

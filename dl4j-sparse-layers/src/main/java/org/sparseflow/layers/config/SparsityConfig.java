@@ -283,7 +283,7 @@ public class SparsityConfig {
       throw fieldError(
           src,
           "mst",
-          "a " + mst.getNodeType().toString().toLowerCase(java.util.Locale.ROOT),
+          mst.isArray() ? "a list" : "the scalar " + mst,
           "a mapping (the MST schedule: schedule, deltaT, growMode, ...)");
     }
     return this;
