@@ -1,11 +1,16 @@
 package org.sparseflow.cli;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 import org.nd4j.shade.jackson.databind.JsonNode;
+import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.sparseflow.dataflow.api.SimulateRunner;
 import org.sparseflow.dataflow.capture.GptSpec;
 import org.sparseflow.layers.config.PatternStrings;
@@ -21,7 +26,7 @@ final class SimulateOptions {
 
   /** Fields a GPT model file must give; a sparsity config has none of them. */
   static final List<String> MODEL_FIELDS =
-      List.of("layers", "dModel", "heads", "ffn", "seq", "vocab");
+      List.of("layers", "dmodel", "heads", "ffn", "seq", "vocab");
 
   private static final List<String> PRESETS = List.of("gpt-mini", "gpt2-small", "gpt3-13b");
   private static final List<String> RECOMPUTE = List.of("none", "attention", "full");
@@ -109,6 +114,23 @@ final class SimulateOptions {
       throw new IllegalArgumentException(
           "--model: " + m + " is not a GPT model file; allowed: a mapping with " + MODEL_FIELDS);
     }
+    Set<String> known = new TreeSet<>();
+    try {
+      new ObjectMapper()
+          .readTree(GptSpec.preset("gpt-mini").toJson())
+          .fieldNames()
+          .forEachRemaining(known::add);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    tree.fieldNames()
+        .forEachRemaining(
+            f -> {
+              if (!known.contains(f)) {
+                throw new IllegalArgumentException(
+                    "--model: " + m + ": unknown field '" + f + "'; allowed fields: " + known);
+              }
+            });
     List<String> missing = MODEL_FIELDS.stream().filter(f -> !tree.has(f)).toList();
     if (!missing.isEmpty()) {
       throw new IllegalArgumentException(

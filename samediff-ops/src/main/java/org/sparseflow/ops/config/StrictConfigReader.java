@@ -2,6 +2,7 @@ package org.sparseflow.ops.config;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.StringReader;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharsetDecoder;
@@ -33,6 +34,14 @@ import org.nd4j.shade.jackson.databind.exc.MismatchedInputException;
 import org.nd4j.shade.jackson.databind.exc.UnrecognizedPropertyException;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLParser;
+import org.nd4j.shade.yaml.snakeyaml.Yaml;
+import org.nd4j.shade.yaml.snakeyaml.error.Mark;
+import org.nd4j.shade.yaml.snakeyaml.error.MarkedYAMLException;
+import org.nd4j.shade.yaml.snakeyaml.error.YAMLException;
+import org.nd4j.shade.yaml.snakeyaml.events.AliasEvent;
+import org.nd4j.shade.yaml.snakeyaml.events.DocumentStartEvent;
+import org.nd4j.shade.yaml.snakeyaml.events.Event;
+import org.nd4j.shade.yaml.snakeyaml.events.NodeEvent;
 
 /**
  * The one strict reader for configuration documents. {@link #readFile} returns the document's tree
@@ -125,6 +134,9 @@ public final class StrictConfigReader {
     }
     if (text.length() > MAX_BYTES) {
       throw tooLarge(what, source, text.length());
+    }
+    if (format == Format.YAML) {
+      checkYamlEvents(text, source, what);
     }
     JsonFactory factory = format == Format.JSON ? JSON_FACTORY : YAML_FACTORY;
     try (JsonParser p = factory.createParser(text)) {
@@ -256,6 +268,59 @@ public final class StrictConfigReader {
       ids.forEach(o -> s.add(String.valueOf(o)));
     }
     return s.toString();
+  }
+
+  /**
+   * YAML structure from the YAML parser's own events (Jackson does not report anchors on scalars):
+   * one document, no anchor, no alias.
+   */
+  private static void checkYamlEvents(String text, String source, String what) {
+    int documents = 0;
+    try {
+      for (Event e : new Yaml().parse(new StringReader(text))) {
+        Mark m = e.getStartMark();
+        String at =
+            m == null ? "" : " at line " + (m.getLine() + 1) + ", column " + (m.getColumn() + 1);
+        if (e instanceof AliasEvent a) {
+          throw new IllegalArgumentException(
+              what
+                  + " "
+                  + source
+                  + at
+                  + ": YAML alias '*"
+                  + a.getAnchor()
+                  + "' is not supported; allowed: plain values (write the value out)");
+        }
+        if (e instanceof NodeEvent n && n.getAnchor() != null) {
+          throw new IllegalArgumentException(
+              what
+                  + " "
+                  + source
+                  + at
+                  + ": YAML anchor '&"
+                  + n.getAnchor()
+                  + "' is not supported; allowed: plain values (anchors and aliases are rejected)");
+        }
+        if (e instanceof DocumentStartEvent && ++documents > 1) {
+          throw new IllegalArgumentException(
+              what
+                  + " "
+                  + source
+                  + at
+                  + ": a second document starts here; allowed: exactly one document (no '---' or"
+                  + " extra values)");
+        }
+      }
+    } catch (MarkedYAMLException e) {
+      Mark m = e.getProblemMark();
+      String at =
+          m == null ? "" : " at line " + (m.getLine() + 1) + ", column " + (m.getColumn() + 1);
+      throw new IllegalArgumentException(
+          what + " " + source + at + ": malformed YAML (" + firstLine(e.getProblem()) + ")");
+    } catch (YAMLException e) {
+      throw new IllegalArgumentException(
+          what + " " + source + ": malformed YAML (" + firstLine(e.getMessage()) + ")");
+    }
   }
 
   /**

@@ -67,7 +67,7 @@ class StrictConfigReaderTest {
 
   @Test
   void extraDocumentsAreRejected() {
-    contains(yamlError("a: 1\n---\na: 2\n"), "c.yaml", "line 3", "second document");
+    contains(yamlError("a: 1\n---\na: 2\n"), "c.yaml", "line 2", "second document");
     contains(yamlError("---\na: 1\n---\n"), "second document");
     String json =
         assertThrows(
@@ -83,6 +83,9 @@ class StrictConfigReaderTest {
     // an alias to nothing would otherwise read as the text "name"
     contains(yamlError("b: *name\n"), "alias '*name'");
     contains(yamlError("base: &b {x: 1}\nother:\n  <<: *b\n"), "anchor");
+    // anchors on plain scalars too (Jackson alone does not report these)
+    contains(yamlError("pattern: &p block8\nsparsity: 0.5\n"), "anchor '&p'", "line 1");
+    contains(yamlError("a: [x, &q y]\n"), "anchor '&q'");
   }
 
   @Test
