@@ -43,9 +43,10 @@ class CheckpointKillTest {
       List<String> cmd = new ArrayList<>(List.of(java, "-Xmx1g", "-cp"));
       cmd.add(System.getProperty("java.class.path"));
       cmd.add(SparseFlowCli.class.getName());
-      String[] train = CliSupport.tinyTrain(corpus, "char-bigram", 1_000_000, run);
-      cmd.addAll(List.of(train));
-      cmd.addAll(List.of("--eval-every", "1000000"));
+      List<String> train =
+          new ArrayList<>(List.of(CliSupport.tinyTrain(corpus, "char-bigram", 1_000_000, run)));
+      train.set(train.indexOf("--eval-every") + 1, "1000000"); // no evaluation: mostly checkpoints
+      cmd.addAll(train);
       Path log = tmp.resolve("child-" + k + ".log");
       Process p =
           new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -53,7 +54,13 @@ class CheckpointKillTest {
         Path cp = run.resolve(Checkpoint.FILE_NAME);
         long deadline = System.nanoTime() + 120_000_000_000L;
         while (!Files.exists(cp)) {
-          assertTrue(p.isAlive(), "child died before its first checkpoint:\n" + tail(log));
+          if (!p.isAlive()) {
+            throw new AssertionError(
+                "child exited with "
+                    + p.exitValue()
+                    + " before its first checkpoint:\n"
+                    + tail(log));
+          }
           assertTrue(System.nanoTime() < deadline, "no checkpoint within 120 s:\n" + tail(log));
           Thread.sleep(20);
         }
