@@ -104,7 +104,12 @@ public final class SparsifyCommand implements Callable<Integer> {
     try {
       return run(o, e);
     } catch (IllegalArgumentException | IOException | UncheckedIOException ex) {
-      e.println("error: " + (ex.getMessage() != null ? ex.getMessage() : ex.toString()));
+      String msg = ex.getMessage() != null ? ex.getMessage() : ex.toString();
+      if (config != null && msg.startsWith("Sparsity config: ")) {
+        // errors found while applying the config: name its file too
+        msg = "Sparsity config " + config + ": " + msg.substring("Sparsity config: ".length());
+      }
+      e.println("error: " + msg.split("\\R", 2)[0]);
       e.flush();
       return 1;
     }

@@ -19,11 +19,13 @@ import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
+import net.jqwik.api.EdgeCasesMode;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
+import net.jqwik.api.statistics.Statistics;
 import org.deeplearning4j.util.ModelSerializer;
 import org.sparseflow.it.CliSupport.Run;
 import org.sparseflow.train.Checkpoint;
@@ -216,7 +218,7 @@ class CliFuzzProperties {
     return r;
   }
 
-  @Property(tries = 150)
+  @Property(tries = 300, edgeCases = EdgeCasesMode.NONE)
   void everyConfigDocumentIsAcceptedOrClearlyRejected(
       @ForAll("documents") byte[] doc, @ForAll boolean asJson) throws Exception {
     int n = counter.incrementAndGet();
@@ -226,6 +228,7 @@ class CliFuzzProperties {
     String what = "config:\n" + new String(doc, StandardCharsets.UTF_8);
     Run r = cli("sparsify", "--config", cfg.toString(), mlp.toString(), out.toString());
     String line = checkOutcome(r, what);
+    Statistics.collect("sparsify exit " + r.code());
     if (r.code() == 0) {
       assertTrue(r.out().contains("Wrote sparse"), what + "\n" + r.out());
       ModelSerializer.restoreMultiLayerNetwork(out.toFile(), true); // a valid output
@@ -374,7 +377,7 @@ class CliFuzzProperties {
     return out.toArray(new String[0]);
   }
 
-  @Property(tries = 120)
+  @Property(tries = 250, edgeCases = EdgeCasesMode.NONE)
   void everyArgumentVectorEndsCleanly(@ForAll("argv") List<String> argv) throws Exception {
     int n = counter.incrementAndGet();
     String[] args = resolve(argv, n);
@@ -382,6 +385,7 @@ class CliFuzzProperties {
     Run r = cli(args);
     String what = String.join(" ", args);
     checkOutcome(r, what);
+    Statistics.collect(args[0] + " exit " + r.code());
     if (r.code() == 0) {
       if (args[0].equals("train")) {
         // the run it wrote (or continued) is complete and its checkpoint reads back
