@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,7 @@ import net.jqwik.api.EdgeCasesMode;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 import net.jqwik.api.statistics.Statistics;
@@ -178,8 +180,7 @@ class CliFuzzProperties {
         Combinators.combine(Arbitraries.of(KEYS), Arbitraries.of(VALUES))
             .as((k, v) -> k + ": " + v);
     Arbitrary<String> line =
-        Arbitraries.frequencyOf(
-            net.jqwik.api.Tuple.of(8, pair), net.jqwik.api.Tuple.of(1, Arbitraries.of(ODD_LINES)));
+        Arbitraries.frequencyOf(Tuple.of(8, pair), Tuple.of(1, Arbitraries.of(ODD_LINES)));
     Arbitrary<String> yaml = line.list().ofMinSize(0).ofMaxSize(7).map(l -> String.join("\n", l));
     Arbitrary<String> json =
         Combinators.combine(Arbitraries.of(KEYS), Arbitraries.of(VALUES))
@@ -197,7 +198,7 @@ class CliFuzzProperties {
                 case 0 -> insert(b, at, new byte[] {(byte) 0xFF});
                 case 1 -> insert(b, 0, new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF});
                 case 2 -> insert(b, at, new byte[] {0});
-                case 3 -> java.util.Arrays.copyOf(b, at); // truncated
+                case 3 -> Arrays.copyOf(b, at); // truncated
                 default -> b;
               };
             });

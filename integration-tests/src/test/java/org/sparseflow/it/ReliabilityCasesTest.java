@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +91,7 @@ class ReliabilityCasesTest {
   private static Map<String, byte[]> entries(Path zip) throws Exception {
     Map<String, byte[]> m = new LinkedHashMap<>();
     try (ZipFile z = new ZipFile(zip.toFile())) {
-      for (ZipEntry e : java.util.Collections.list(z.entries())) {
+      for (ZipEntry e : Collections.list(z.entries())) {
         m.put(e.getName(), z.getInputStream(e).readAllBytes());
       }
     }

@@ -9,6 +9,8 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.zip.ZipEntry;
@@ -47,7 +49,7 @@ class CheckpointValidationTest {
   private static Map<String, byte[]> entries(Path zip) throws Exception {
     Map<String, byte[]> m = new LinkedHashMap<>();
     try (ZipFile z = new ZipFile(zip.toFile())) {
-      for (ZipEntry e : java.util.Collections.list(z.entries())) {
+      for (ZipEntry e : Collections.list(z.entries())) {
         m.put(e.getName(), z.getInputStream(e).readAllBytes());
       }
     }
@@ -114,7 +116,7 @@ class CheckpointValidationTest {
     sample().writeTo(f);
     byte[] good = Files.readAllBytes(f);
     for (int cut : new int[] {0, 10, good.length / 2, good.length - 5}) {
-      Files.write(f, java.util.Arrays.copyOf(good, cut));
+      Files.write(f, Arrays.copyOf(good, cut));
       error(f);
     }
     // flip every byte in turn: each copy must be rejected or read back identically

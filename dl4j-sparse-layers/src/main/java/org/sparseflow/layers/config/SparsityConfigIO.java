@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Optional;
 import org.nd4j.shade.jackson.core.JsonProcessingException;
 import org.nd4j.shade.jackson.databind.JsonNode;
@@ -79,7 +80,7 @@ final class SparsityConfigIO {
               + " "
               + source
               + " holds a "
-              + tree.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)
+              + tree.getNodeType().toString().toLowerCase(Locale.ROOT)
               + ", not a mapping; allowed: a "
               + (yaml ? "YAML" : "JSON")
               + " mapping with fields "
@@ -151,7 +152,7 @@ final class SparsityConfigIO {
   }
 
   private static boolean isJsonName(String name) {
-    return name.toLowerCase(java.util.Locale.ROOT).endsWith(".json");
+    return name.toLowerCase(Locale.ROOT).endsWith(".json");
   }
 
   private static String knownFields() {

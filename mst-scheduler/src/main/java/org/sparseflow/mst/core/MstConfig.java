@@ -6,7 +6,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.nd4j.shade.jackson.databind.JsonNode;
@@ -269,7 +272,7 @@ public final class MstConfig {
               + "' holds "
               + (node == null
                   ? "nothing"
-                  : "a " + node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT))
+                  : "a " + node.getNodeType().toString().toLowerCase(Locale.ROOT))
               + "; allowed: a mapping with fields "
               + knownFields());
     }
@@ -283,8 +286,8 @@ public final class MstConfig {
   }
 
   /** The field names of an MST config, for error messages. */
-  public static java.util.Set<String> knownFields() {
-    java.util.Set<String> names = new java.util.TreeSet<>();
+  public static Set<String> knownFields() {
+    Set<String> names = new TreeSet<>();
     JSON.valueToTree(new MstConfig()).fieldNames().forEachRemaining(names::add);
     return names;
   }
