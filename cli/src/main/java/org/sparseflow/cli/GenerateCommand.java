@@ -1,6 +1,7 @@
 package org.sparseflow.cli;
 
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import org.sparseflow.train.Sampling;
@@ -66,6 +67,21 @@ public final class GenerateCommand implements Callable<Integer> {
           "--prompt: " + prompt.length() + " characters; allowed: 1..10000 characters");
     }
     Sampling.Loaded loaded = Sampling.load(runDir);
+    String vocabulary = loaded.tokenizer().vocabulary();
+    for (int i = 0; i < prompt.length(); i++) {
+      char ch = prompt.charAt(i);
+      if (vocabulary.indexOf(ch) < 0) {
+        throw new IllegalArgumentException(
+            String.format(
+                Locale.ROOT,
+                "--prompt: character '%c' (U+%04X) at position %d is not in the run's"
+                    + " vocabulary; allowed: its %d characters",
+                ch,
+                (int) ch,
+                i,
+                vocabulary.length()));
+      }
+    }
     String text =
         Sampling.generate(loaded, prompt, length, temperature, new SplittableRandom(seed));
     var out = spec.commandLine().getOut();

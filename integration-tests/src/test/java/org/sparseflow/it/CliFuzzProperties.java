@@ -249,7 +249,9 @@ class CliFuzzProperties {
       String name = (String) row[0];
       Arbitrary<String> value = Arbitraries.of((String[]) row[1]);
       Arbitrary<List<String>> opt = value.map(v -> v == null ? List.of(name) : List.of(name, v));
-      parts.add(Arbitraries.oneOf(Arbitraries.just(List.of()), opt));
+      // each option appears in about one vector in five, so that some vectors are fully valid
+      parts.add(
+          Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.just(List.of())), Tuple.of(1, opt)));
     }
     return Combinators.combine(parts)
         .as(
@@ -271,8 +273,8 @@ class CliFuzzProperties {
     Arbitrary<List<String>> train =
         Combinators.combine(
                 Arbitraries.of("char-bigram", "char-bigram", "gpt-huge", "@MLP", "@FILE", ""),
-                Arbitraries.of("-1", "0", "1", "2", "99999999999", "x"),
-                Arbitraries.of(paths),
+                Arbitraries.of("1", "2", "1", "2", "-1", "0", "99999999999", "x"),
+                Arbitraries.of("@NEW", "@NEW", "@NEW", "@RUN", "@FILE", "@MISSING", "@TMP"),
                 options(
                     new Object[][] {
                       {"--batch-size", INTS},
@@ -295,15 +297,21 @@ class CliFuzzProperties {
                   return a;
                 });
     Arbitrary<List<String>> generate =
-        options(
-                new Object[][] {
-                  {"--run-dir", paths},
-                  {"--length", new String[] {"-1", "0", "5", "100001", "x"}},
-                  {"--temperature", DOUBLES},
-                  {"--prompt", new String[] {"", "me", "\u0000", "zz\u20ac"}},
-                  {"--seed", new String[] {"1", "x"}},
-                })
-            .map(l -> prepend("generate", l));
+        Combinators.combine(
+                Arbitraries.of("@RUN", "@RUN", "@RUN", "@NEW", "@FILE", "@MISSING", "@TMP"),
+                Arbitraries.of("me", "me", "me", "", "\u0000", "zz\u20ac", "Call me "),
+                options(
+                    new Object[][] {
+                      {"--temperature", DOUBLES},
+                      {"--seed", new String[] {"1", "x"}},
+                    }))
+            .as(
+                (dir, prompt, l) -> {
+                  List<String> a = new ArrayList<>(List.of("generate", "--run-dir", dir));
+                  a.addAll(List.of("--prompt", prompt, "--length", "5"));
+                  a.addAll(l);
+                  return a;
+                });
     Arbitrary<List<String>> simulate =
         options(
                 new Object[][] {

@@ -381,6 +381,11 @@ class ReliabilityCasesTest {
     Run r = cli("generate", "--run-dir", empty.toString());
     oneLineError(r, 1, "--run-dir", "neither checkpoint.zip nor model.zip");
     assertFalse(r.err().contains("--resume"), r.err());
+    oneLineError(
+        cli("generate", "--run-dir", done.toString(), "--prompt", "Q"),
+        1,
+        "--prompt: character 'Q'",
+        "not in the run's vocabulary");
     for (Path run : new Path[] {done, sameDiffRun}) {
       Path alone = tmp.resolve("alone-" + run.getFileName());
       copyTree(run, alone);
