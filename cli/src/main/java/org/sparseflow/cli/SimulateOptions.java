@@ -68,6 +68,14 @@ final class SimulateOptions {
     }
     existingFile("--chip-file", o.chipFile);
     existingFile("--gpu-file", o.gpuFile);
+    // hardware files go through the strict reader too (UTF-8, size, one document, no duplicate
+    // keys); their fields are the simulator's to check
+    if (o.chipFile != null) {
+      StrictConfigReader.readFile(o.chipFile, "--chip-file: chip file");
+    }
+    if (o.gpuFile != null) {
+      StrictConfigReader.readFile(o.gpuFile, "--gpu-file: GPU file");
+    }
     if (o.out != null && Files.exists(o.out) && !Files.isDirectory(o.out)) {
       throw new IllegalArgumentException(
           "--out: " + o.out + " is a file; allowed: a directory (created if absent)");

@@ -414,4 +414,25 @@ class ReliabilityCasesTest {
     assertTrue(r.out().contains("Wrote sparse SameDiff graph"), r.out());
     assertTrue(SameDiff.load(out.toFile(), true).variables().size() > 0);
   }
+
+  // ---- similar cases: the other files a command reads go through the same strict reader
+
+  @Test
+  void otherFilesAreReadStrictlyToo() throws Exception {
+    Path summary = write("dup-summary.json", "{\"config\": {\"steps\": 1}, \"config\": {}}");
+    oneLineError(
+        cli("train", "--from-summary", summary.toString(), "--out", tmp + "/from-summary"),
+        1,
+        "dup-summary.json",
+        "duplicate key 'config'");
+    Path chip = tmp.resolve("chip.json");
+    Files.write(chip, new byte[] {'{', (byte) 0xC3, '}'});
+    oneLineError(
+        cli("simulate", "--chip-file", chip.toString()),
+        1,
+        "--chip-file",
+        "chip.json",
+        "not valid UTF-8",
+        "byte offset 1");
+  }
 }

@@ -3,8 +3,10 @@ package org.sparseflow.train;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.ops.config.StrictConfigReader;
 
 /** Creates trainers for new runs and for resumed ones. */
 public final class Experiments {
@@ -140,20 +142,25 @@ public final class Experiments {
     return new Trainer(exp, dir, state);
   }
 
-  /** The config stored in a run's summary.json, for re-running an experiment. */
+  /** The config stored in a run's summary.json, for re-running an experiment (read strictly). */
   public static TrainConfig configFromSummary(Path summary) {
+    JsonNode node = StrictConfigReader.readFile(summary, "--from-summary: run summary");
+    if (!node.has("config") || !node.get("config").isObject()) {
+      throw new IllegalArgumentException(
+          "--from-summary: "
+              + summary
+              + " has no 'config' mapping; allowed: a summary.json"
+              + " written by 'sparseflow train'");
+    }
     try {
-      var node = Json.read(summary);
-      if (!node.has("config")) {
-        throw new IllegalArgumentException(
-            "--from-summary: " + summary + " has no 'config' section");
-      }
       return Json.MAPPER.treeToValue(node.get("config"), TrainConfig.class);
-    } catch (java.nio.file.NoSuchFileException e) {
-      throw new IllegalArgumentException("--from-summary: file " + summary + " does not exist");
     } catch (IOException e) {
       throw new IllegalArgumentException(
-          "--from-summary: " + summary + " is not a valid summary.json (" + e.getMessage() + ")");
+          "--from-summary: "
+              + summary
+              + ": field 'config' is not a training config ("
+              + firstLine(e)
+              + ")");
     }
   }
 
