@@ -52,35 +52,44 @@ public final class CompareCommand implements Callable<Integer> {
   @Option(
       names = "--steps",
       description =
-          "Training steps per run (default: ${DEFAULT-VALUE}; fits 15 minutes on a 2-core CPU).")
+          "Training steps per run, 1..10000000 (default: ${DEFAULT-VALUE}; fits 15 minutes on a"
+              + " 2-core CPU).")
   int steps = Comparison.DEFAULT_STEPS;
 
-  @Option(names = "--seed", description = "Random seed (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      description = "Random seed, any 64-bit integer (default: ${DEFAULT-VALUE}).")
   long seed = 42;
 
-  @Option(names = "--batch-size", description = "Sequences per step (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--batch-size",
+      description = "Sequences per step, 1..4096 (default: ${DEFAULT-VALUE}).")
   int batchSize = 16;
 
   @Option(
       names = "--context-length",
-      description = "Characters per sequence (default: ${DEFAULT-VALUE}).")
+      description = "Characters per sequence, 1..8192 (default: ${DEFAULT-VALUE}).")
   int contextLength = 128;
 
-  @Option(names = "--lr", description = "Learning rate (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--lr", description = "Learning rate, in (0, 1] (default: ${DEFAULT-VALUE}).")
   double learningRate = 1e-3;
 
-  @Option(names = "--eval-every", description = "Validation every N steps (default: steps/10).")
+  @Option(
+      names = "--eval-every",
+      description = "Validation every N steps, 1..10000000 (default: steps/10).")
   Integer evalEvery;
 
   @Option(
       names = "--eval-windows",
-      description = "Validation windows per evaluation (default: ${DEFAULT-VALUE}).")
+      description = "Validation windows per evaluation, 1..100000 (default: ${DEFAULT-VALUE}).")
   int evalWindows = 64;
 
   @Option(
       names = "--out",
       paramLabel = "<dir>",
-      description = "Output directory (default: runs/<time>-compare).")
+      description =
+          "Output directory, absent or empty (default: runs/<time>-compare, with -2, -3, ... added"
+              + " if taken).")
   Path out;
 
   @Option(names = "--no-simulate", description = "Skip the dataflow simulation.")
@@ -106,6 +115,7 @@ public final class CompareCommand implements Callable<Integer> {
     o.evalWindows = evalWindows;
     o.simulate = !noSimulate;
     Path dir = out != null ? out : RunDirectory.defaultPath("compare");
+    o.suffixOnCollision = out == null;
     var stdout = spec.commandLine().getOut();
     Comparison comparison =
         new Comparison(

@@ -1,5 +1,9 @@
 package org.sparseflow.cli;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.sparseflow.dataflow.api.SimulateRunner;
@@ -7,7 +11,9 @@ import org.sparseflow.dataflow.api.SimulationInputException;
 import org.sparseflow.dataflow.api.SimulationOutputException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code sparseflow simulate}: one training step of a GPT model, sparse on a simulated dataflow
@@ -29,39 +35,45 @@ public final class SimulateCommand implements Callable<Integer> {
       names = "--model",
       defaultValue = "gpt3-13b",
       description =
-          "gpt-mini, gpt2-small, gpt3-13b, or a GPT JSON file written by GptSpec.toJson() (default:"
-              + " ${DEFAULT-VALUE})")
+          "gpt-mini, gpt2-small, gpt3-13b, or a GPT .json file written by GptSpec.toJson() giving"
+              + " layers, dModel, heads, ffn, seq and vocab (default: ${DEFAULT-VALUE})")
   String model;
 
-  @Option(names = "--seq", description = "sequence length (default: the model's)")
+  @Option(names = "--seq", description = "sequence length, 1..131072 (default: the model's)")
   Integer seq;
 
-  @Option(names = "--layers", description = "number of decoder layers (default: the model's)")
+  @Option(
+      names = "--layers",
+      description = "number of decoder layers, 1..1000 (default: the model's)")
   Integer layers;
 
   @Option(
       names = "--batch",
-      description = "sequences per micro-batch on one chip (default: the model's, 1 for gpt3-13b)")
+      description =
+          "sequences per micro-batch on one chip, 1..65536 (default: the model's, 1 for gpt3-13b)")
   Integer batch;
 
   @Option(
       names = "--global-batch",
       description =
-          "sequences per optimizer step over all chips (default: the model's; gpt3-13b: 1024 = 2M"
-              + " tokens)")
+          "sequences per optimizer step over all chips, 1..16777216 and a multiple of --chips x"
+              + " --batch (default: the model's; gpt3-13b: 1024 = 2M tokens)")
   Integer globalBatch;
 
   @Option(
       names = "--sparsity",
       defaultValue = "0.875",
       description =
-          "fraction of pruned weights in the sparse linear layers (default: ${DEFAULT-VALUE})")
+          "fraction of pruned weights in the sparse linear layers, in [0, 1) (default:"
+              + " ${DEFAULT-VALUE})")
   double sparsity;
 
   @Option(
       names = "--pattern",
       defaultValue = "unstructured",
-      description = "unstructured | block16 (blockN) | 2:4 (N:M) (default: ${DEFAULT-VALUE})")
+      description =
+          "unstructured | block8 | block16 | block32 | block64 | N:M with 1 <= N <= M <= 64 (e.g."
+              + " 2:4) (default: ${DEFAULT-VALUE})")
   String pattern;
 
   @Option(
@@ -91,18 +103,20 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(
       names = "--chips",
       defaultValue = "8",
-      description = "chips on each side, data parallel (default: ${DEFAULT-VALUE})")
+      description = "chips on each side, data parallel, 1..65536 (default: ${DEFAULT-VALUE})")
   int chips;
 
   @Option(
       names = "--out",
-      description = "directory for report.json, trace.json (Chrome trace) and step-time.png")
+      description =
+          "directory for report.json, trace.json (Chrome trace) and step-time.png (created if"
+              + " absent; not a file)")
   Path out;
 
   @Option(
       names = "--max-rows",
       defaultValue = "40",
-      description = "rows of the section table to print (default: ${DEFAULT-VALUE})")
+      description = "rows of the section table to print, 0..100000 (default: ${DEFAULT-VALUE})")
   int maxRows;
 
   @Option(
@@ -136,6 +150,8 @@ public final class SimulateCommand implements Callable<Integer> {
               + " (default: ${DEFAULT-VALUE})")
   String gpuParallel;
 
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() {
     SimulateRunner.Options o = new SimulateRunner.Options();
@@ -159,20 +175,41 @@ public final class SimulateCommand implements Callable<Integer> {
     o.validationFile = validationFile;
     o.gpuCluster = gpuCluster;
     o.gpuParallel = gpuParallel;
-    try {
-      SimulateRunner.run(o, System.out);
-      return 0;
+    SimulateOptions.validate(o, this::given);
+    PrintWriter w = spec.commandLine().getOut();
+    // the runner prints to a stream; route it to this command's writer (tests capture that)
+    ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+    try (PrintStream po = new PrintStream(outBytes, true, StandardCharsets.UTF_8)) {
+      SimulateRunner.run(o, po);
     } catch (SimulationInputException e) {
-      System.err.println("simulate: " + e.getMessage());
-      return 2;
+      // a value or file the simulator rejected: exit 1 with the message, like every command
+      throw new IllegalArgumentException(e.getMessage(), e);
     } catch (SimulationOutputException e) {
-      System.err.println("simulate: " + e.getMessage());
-      return 1;
+      throw new IllegalStateException(e.getMessage(), e);
+    } finally {
+      w.print(outBytes.toString(StandardCharsets.UTF_8));
+      w.flush();
     }
+    return 0;
+  }
+
+  private boolean given(String option) {
+    return spec.commandLine().getParseResult().hasMatchedOption(option);
   }
 
   /** Standalone entry point (the main CLI registers this class as a subcommand). */
   public static void main(String[] args) {
-    System.exit(new CommandLine(new SimulateCommand()).execute(args));
+    System.exit(
+        SparseFlowCli.run(
+            prepend("simulate", args),
+            new PrintWriter(System.out, true),
+            new PrintWriter(System.err, true)));
+  }
+
+  private static String[] prepend(String first, String[] rest) {
+    String[] all = new String[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
   }
 }

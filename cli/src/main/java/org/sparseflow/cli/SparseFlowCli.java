@@ -25,7 +25,8 @@ import picocli.CommandLine.ScopeType;
     footer = {
       "",
       "Run 'sparseflow <command> --help' for a command's options.",
-      "Exit codes: 0 ok, 1 error, 2 bad usage, 130 interrupted (checkpoint saved)."
+      "Exit codes: 0 ok, 1 error, 2 bad usage, 3 sparsify selected no layer (nothing written), 130"
+          + " interrupted (checkpoint saved)."
     })
 public final class SparseFlowCli implements Callable<Integer> {
 

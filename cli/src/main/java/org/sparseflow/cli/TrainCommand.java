@@ -2,8 +2,11 @@ package org.sparseflow.cli;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.sparseflow.examples.data.Corpus;
 import org.sparseflow.train.Experiments;
 import org.sparseflow.train.ProgressBar;
 import org.sparseflow.train.RunDirectory;
@@ -53,54 +56,66 @@ public final class TrainCommand implements Callable<Integer> {
           "Sparsity preset (see 'sparseflow presets') or a YAML/JSON config file; omit for dense.")
   String sparsity;
 
-  @Option(names = "--steps", description = "Training steps (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--steps",
+      description = "Training steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int steps = 2000;
 
-  @Option(names = "--seed", description = "Random seed (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      description = "Random seed, any 64-bit integer (default: ${DEFAULT-VALUE}).")
   long seed = 42;
 
   @Option(
       names = "--out",
       paramLabel = "<run-dir>",
-      description = "New run directory (default: runs/<time>-<model>).")
+      description =
+          "New run directory: absent or empty (default: runs/<time>-<model>, with -2, -3, ..."
+              + " added if taken).")
   Path out;
 
   @Option(
       names = "--resume",
       paramLabel = "<run-dir>",
-      description = "Continue an interrupted run exactly (other options ignored except --steps).")
+      description =
+          "Continue an interrupted run exactly; only --steps (a new total > steps done) and"
+              + " --plain-progress may be added.")
   Path resume;
 
   @Option(
       names = "--from-summary",
       paramLabel = "<summary.json>",
-      description = "Re-run the experiment recorded in a run's summary.json.")
+      description =
+          "Re-run the experiment recorded in a run's summary.json; only --out, --steps and"
+              + " --plain-progress may be added.")
   Path fromSummary;
 
-  @Option(names = "--batch-size", description = "Sequences per step (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--batch-size",
+      description = "Sequences per step, 1..4096 (default: ${DEFAULT-VALUE}).")
   int batchSize = 16;
 
   @Option(
       names = "--context-length",
-      description = "Characters per sequence (default: ${DEFAULT-VALUE}).")
+      description = "Characters per sequence, 1..8192 (default: ${DEFAULT-VALUE}).")
   int contextLength = 128;
 
-  @Option(names = "--lr", description = "Learning rate (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--lr", description = "Learning rate, in (0, 1] (default: ${DEFAULT-VALUE}).")
   double learningRate = 1e-3;
 
   @Option(
       names = "--eval-every",
-      description = "Validation every N steps (default: ${DEFAULT-VALUE}).")
+      description = "Validation every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int evalEvery = 100;
 
   @Option(
       names = "--eval-windows",
-      description = "Validation windows per evaluation (default: ${DEFAULT-VALUE}).")
+      description = "Validation windows per evaluation, 1..100000 (default: ${DEFAULT-VALUE}).")
   int evalWindows = 64;
 
   @Option(
       names = "--checkpoint-every",
-      description = "Checkpoint every N steps (default: ${DEFAULT-VALUE}).")
+      description = "Checkpoint every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int checkpointEvery = 200;
 
   @Option(
@@ -134,17 +149,32 @@ public final class TrainCommand implements Callable<Integer> {
     return r.status() == Trainer.Status.COMPLETED ? 0 : SparseFlowCli.EXIT_INTERRUPTED;
   }
 
+  /** Rejects options that {@code mode} would otherwise ignore silently. */
+  private void onlyWith(String mode, String... allowed) {
+    List<String> ok = new ArrayList<>(List.of(allowed));
+    ok.add(mode);
+    ok.add("--debug");
+    for (var o : spec.commandLine().getParseResult().matchedOptions()) {
+      if (!ok.contains(o.longestName())) {
+        throw new IllegalArgumentException(
+            mode
+                + ": cannot be combined with "
+                + o.longestName()
+                + " (the run's settings come from its files); allowed with it: "
+                + String.join(", ", allowed));
+      }
+    }
+  }
+
   Trainer createTrainer() throws Exception {
     boolean stepsGiven = spec.commandLine().getParseResult().hasMatchedOption("--steps");
     if (resume != null) {
-      if (out != null || fromSummary != null) {
-        throw new IllegalArgumentException(
-            "--resume: cannot be combined with --out or --from-summary");
-      }
+      onlyWith("--resume", "--steps", "--plain-progress");
       return Experiments.resume(resume, stepsGiven ? steps : null);
     }
     TrainConfig c;
     if (fromSummary != null) {
+      onlyWith("--from-summary", "--out", "--steps", "--plain-progress");
       c = Experiments.configFromSummary(fromSummary);
       if (stepsGiven) {
         c.steps = steps;
@@ -152,7 +182,7 @@ public final class TrainCommand implements Callable<Integer> {
     } else {
       c = new TrainConfig();
       c.model = model;
-      c.corpus = corpus == null ? org.sparseflow.examples.data.Corpus.BUNDLED_NAME : corpus;
+      c.corpus = corpus == null ? Corpus.BUNDLED_NAME : corpus;
       c.sparsity = sparsity;
       c.steps = steps;
       c.seed = seed;
@@ -163,8 +193,9 @@ public final class TrainCommand implements Callable<Integer> {
       c.evalWindows = evalWindows;
       c.checkpointEvery = checkpointEvery;
     }
+    // a default name that is taken (two runs in the same second) gets a -2, -3, ... suffix
     Path dir = out != null ? out : RunDirectory.defaultPath(c.model);
-    return Experiments.start(c, dir)
+    return Experiments.start(c, dir, out == null)
         .summaryExtra(
             "command_line", String.join(" ", spec.commandLine().getParseResult().originalArgs()));
   }

@@ -3,7 +3,6 @@ package org.sparseflow.train;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,6 +40,9 @@ public final class Comparison implements Stoppable {
     public int evalEvery = 30;
     public int evalWindows = 64;
     public boolean simulate = true;
+
+    /** Whether a taken output directory gets a -2, -3, ... suffix (default names) or fails. */
+    public boolean suffixOnCollision;
   }
 
   /** One row of the table. */
@@ -50,7 +52,7 @@ public final class Comparison implements Stoppable {
   public record Outcome(List<Row> rows, boolean interrupted, Path dir, List<String> simulation) {}
 
   private final Options options;
-  private final Path dir;
+  private Path dir;
   private final PrintWriter out;
   private final PrintStream progress;
   private final boolean interactive;
@@ -118,11 +120,8 @@ public final class Comparison implements Stoppable {
     for (TrainConfig c : variants.values()) {
       SparsityDrivers.resolve(c);
     }
-    if (Files.exists(dir) && !Trainer.isEmptyDir(dir)) {
-      throw new IllegalArgumentException(
-          "--out: " + dir + " is not empty; expected a new or empty directory");
-    }
-    Files.createDirectories(dir);
+    // claimed atomically; a taken default name gets a -2, -3, ... suffix
+    dir = RunDirectory.create(dir, options.suffixOnCollision).path();
     out.println(
         "compare: "
             + options.model

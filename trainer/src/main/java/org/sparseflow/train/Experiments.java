@@ -3,8 +3,10 @@ package org.sparseflow.train;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.ops.config.StrictConfigReader;
 
 /** Creates trainers for new runs and for resumed ones. */
 public final class Experiments {
@@ -13,19 +15,41 @@ public final class Experiments {
 
   /** A new run of {@code config} into {@code runDir} (must be new or empty). */
   public static Trainer start(TrainConfig config, Path runDir) throws IOException {
+    return start(config, runDir, false);
+  }
+
+  /**
+   * A new run of {@code config}. Everything is validated and built before the run directory is
+   * claimed ({@link RunDirectory#create(Path, boolean)}, atomic); with {@code suffixOnCollision} a
+   * taken {@code runDir} becomes {@code runDir-2}, {@code runDir-3}, ... (default names), otherwise
+   * it is an error (explicit {@code --out}).
+   */
+  public static Trainer start(TrainConfig config, Path runDir, boolean suffixOnCollision)
+      throws IOException {
     config.validate();
     ModelCatalog.validate(config.model);
     Corpus corpus = Corpus.resolve(config.corpus);
+    long distinct = corpus.text().codePoints().distinct().limit(2).count();
+    if (distinct < 2) {
+      throw new IllegalArgumentException(
+          "--corpus: "
+              + corpus.source()
+              + " has "
+              + (distinct == 0 ? "no characters" : "only 1 distinct character")
+              + "; allowed: a UTF-8 text with at least 2 distinct characters");
+    }
     CharTokenizer tokenizer = CharTokenizer.fit(corpus.text());
     // fail on a too-small corpus before building anything
     org.sparseflow.examples.data.TokenSplit.of(
         tokenizer.encode(corpus.text()), config.trainFraction, config.contextLength);
     SparsityDrivers.Resolved sparsity = SparsityDrivers.resolve(config);
-    RunDirectory.checkNew(runDir);
+    if (!suffixOnCollision) {
+      RunDirectory.checkNew(runDir); // fail early; the claim below is what makes it safe
+    }
     Nd4j.getRandom().setSeed(config.seed);
     TrainableModel model = ModelCatalog.create(config, tokenizer.vocabSize());
     SparsityDrivers.Applied applied = sparsity.apply(model, config);
-    RunDirectory dir = RunDirectory.create(runDir);
+    RunDirectory dir = RunDirectory.create(runDir, suffixOnCollision);
     Experiment exp = new Experiment(config, corpus, tokenizer, applied.model(), applied.driver());
     applied.driver().attach(applied.model(), config);
     Checkpoint.State state = new Checkpoint.State();
@@ -38,7 +62,10 @@ public final class Experiments {
 
   /**
    * Continues the run in {@code runDir} from its checkpoint, optionally to a new total step count
-   * ({@code newSteps} null keeps the original).
+   * ({@code newSteps} null keeps the original). Validate, then mutate: the checkpoint (zip,
+   * manifest, state ranges, model kind), the corpus, the sparsity config and the model are all
+   * checked and loaded here, before the returned trainer writes anything; a failure leaves the run
+   * directory byte-identical.
    */
   public static Trainer resume(Path runDir, Integer newSteps) throws IOException {
     RunDirectory dir = RunDirectory.open(runDir);
@@ -58,6 +85,18 @@ public final class Experiments {
       config.steps = newSteps;
     }
     config.validate();
+    if (state.step >= config.steps) {
+      throw new IllegalArgumentException(
+          "--resume: "
+              + runDir
+              + " is complete ("
+              + state.step
+              + "/"
+              + config.steps
+              + " steps); allowed: --steps N with N > "
+              + state.step
+              + " to train further");
+    }
     Corpus corpus = Corpus.resolve(config.corpus);
     if (!corpus.sha256().equals(state.corpusSha256)) {
       throw new IllegalArgumentException(
@@ -70,32 +109,64 @@ public final class Experiments {
               + "...)");
     }
     CharTokenizer tokenizer = CharTokenizer.of(state.vocabulary);
-    TrainableModel model =
-        ModelCatalog.load(state.modelKind, cp.model(), tokenizer.vocabSize(), config);
     SparsityDrivers.Resolved sparsity = SparsityDrivers.resolve(config);
-    SparsityDriver driver = sparsity.restore(model, config);
-    if (cp.sparsity() != null) {
-      driver.restoreState(cp.sparsity());
+    TrainableModel model;
+    SparsityDriver driver;
+    try {
+      model = ModelCatalog.load(state.modelKind, cp.model(), tokenizer.vocabSize(), config);
+    } catch (IOException | RuntimeException e) {
+      throw Checkpoint.corrupt(
+          dir.checkpoint(),
+          "entry model.bin cannot be loaded as a "
+              + state.modelKind
+              + " model ("
+              + firstLine(e)
+              + ")");
     }
-    driver.attach(model, config);
+    try {
+      driver = sparsity.restore(model, config);
+      if (cp.sparsity() != null) {
+        driver.restoreState(cp.sparsity());
+      }
+      driver.attach(model, config);
+    } catch (RuntimeException e) {
+      throw Checkpoint.corrupt(
+          dir.checkpoint(),
+          "the sparsity state does not fit the model or config "
+              + config.sparsity
+              + " ("
+              + firstLine(e)
+              + ")");
+    }
     Experiment exp = new Experiment(config, corpus, tokenizer, model, driver);
     return new Trainer(exp, dir, state);
   }
 
-  /** The config stored in a run's summary.json, for re-running an experiment. */
+  /** The config stored in a run's summary.json, for re-running an experiment (read strictly). */
   public static TrainConfig configFromSummary(Path summary) {
+    JsonNode node = StrictConfigReader.readFile(summary, "--from-summary: run summary");
+    if (!node.has("config") || !node.get("config").isObject()) {
+      throw new IllegalArgumentException(
+          "--from-summary: "
+              + summary
+              + " has no 'config' mapping; allowed: a summary.json"
+              + " written by 'sparseflow train'");
+    }
     try {
-      var node = Json.read(summary);
-      if (!node.has("config")) {
-        throw new IllegalArgumentException(
-            "--from-summary: " + summary + " has no 'config' section");
-      }
       return Json.MAPPER.treeToValue(node.get("config"), TrainConfig.class);
-    } catch (java.nio.file.NoSuchFileException e) {
-      throw new IllegalArgumentException("--from-summary: file " + summary + " does not exist");
     } catch (IOException e) {
       throw new IllegalArgumentException(
-          "--from-summary: " + summary + " is not a valid summary.json (" + e.getMessage() + ")");
+          "--from-summary: "
+              + summary
+              + ": field 'config' is not a training config ("
+              + firstLine(e)
+              + ")");
     }
+  }
+
+  private static String firstLine(Exception e) {
+    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int nl = m.indexOf('\n');
+    return nl >= 0 ? m.substring(0, nl).trim() : m;
   }
 }

@@ -1,11 +1,12 @@
 package org.sparseflow.train;
 
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Layout of a run directory:
+ * Layout of a run directory (created atomically by {@link #create(Path, boolean)}):
  *
  * <pre>
  *   checkpoint.zip   resumable state (model + optimizer + sparsity state + trainer state), atomic writes
@@ -24,11 +25,60 @@ public final class RunDirectory {
     this.path = path;
   }
 
-  /** A directory for a new run: must not exist, or be empty. */
+  /** Marker created in every new run directory; creating it is the atomic claim. */
+  static final String MARKER = ".sparseflow-run";
+
+  /** Most numbered suffixes tried for a default run directory name. */
+  private static final int MAX_SUFFIX = 1000;
+
+  /**
+   * A directory for a new run: must not exist, or be empty (see {@link #create(Path, boolean)}).
+   */
   public static RunDirectory create(Path path) throws IOException {
-    checkNew(path);
-    Files.createDirectories(path);
-    return new RunDirectory(path);
+    return create(path, false);
+  }
+
+  /**
+   * Claims a directory for a new run atomically, never "check, then create": the directory is
+   * created with {@link Files#createDirectory} (fails if it exists), or, when it already exists and
+   * is empty, claimed by creating {@value #MARKER} with CREATE_NEW. Two processes can therefore
+   * never get the same directory. When {@code path} is taken, {@code suffixOnCollision} tries
+   * {@code path-2}, {@code path-3}, ...; otherwise it fails naming {@code --out}.
+   */
+  public static RunDirectory create(Path path, boolean suffixOnCollision) throws IOException {
+    Path parent = path.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    for (int i = 1; i <= MAX_SUFFIX; i++) {
+      Path candidate = i == 1 ? path : path.resolveSibling(path.getFileName() + "-" + i);
+      if (claim(candidate)) {
+        return new RunDirectory(candidate);
+      }
+      if (!suffixOnCollision) {
+        checkNew(candidate);
+        throw new IllegalArgumentException(
+            "--out: " + candidate + " was taken by another run; choose another --out");
+      }
+    }
+    throw new IllegalArgumentException(
+        "--out: " + path + " and " + MAX_SUFFIX + " numbered variants are all taken");
+  }
+
+  private static boolean claim(Path dir) throws IOException {
+    try {
+      Files.createDirectory(dir);
+    } catch (FileAlreadyExistsException exists) {
+      if (!Files.isDirectory(dir) || !Trainer.isEmptyDir(dir)) {
+        return false;
+      }
+    }
+    try {
+      Files.createFile(dir.resolve(MARKER));
+      return true;
+    } catch (FileAlreadyExistsException raced) {
+      return false;
+    }
   }
 
   /**
@@ -55,7 +105,7 @@ public final class RunDirectory {
     }
   }
 
-  /** An existing run directory with a checkpoint. */
+  /** An existing run directory with a checkpoint (errors name {@code --resume}). */
   public static RunDirectory open(Path path) {
     if (!Files.isDirectory(path)) {
       throw new IllegalArgumentException(
@@ -67,6 +117,11 @@ public final class RunDirectory {
       throw new IllegalArgumentException(
           "--resume: " + path + " has no " + Checkpoint.FILE_NAME + "; nothing to resume");
     }
+    return new RunDirectory(path);
+  }
+
+  /** An existing run directory, whatever it holds (the caller checks the files it needs). */
+  static RunDirectory existing(Path path) {
     return new RunDirectory(path);
   }
 

@@ -1,11 +1,12 @@
 package org.sparseflow.train;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
+import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.ops.config.StrictConfigReader;
 
 /**
  * Text generation from a run directory: temperature sampling over the model's next-character
@@ -18,7 +19,12 @@ public final class Sampling {
 
   private Sampling() {}
 
-  /** Loads model.zip (or the checkpoint's model when training did not finish) and the tokenizer. */
+  /**
+   * Loads the run's model and tokenizer, checking every file first: the final model.zip when the
+   * run completed, else the checkpoint's model; with no checkpoint, model.zip with the vocabulary,
+   * model kind and context length recorded in summary.json. Errors name {@code --run-dir}, the file
+   * and the problem.
+   */
   public static Loaded load(Path runDir) throws IOException {
     if (!Files.isDirectory(runDir)) {
       throw new IllegalArgumentException(
@@ -26,19 +32,78 @@ public final class Sampling {
               + runDir
               + " is not a directory; expected a run directory written by 'sparseflow train'");
     }
-    RunDirectory dir = RunDirectory.open(runDir.toAbsolutePath());
-    Checkpoint cp = Checkpoint.read(dir.checkpoint());
-    CharTokenizer tok = CharTokenizer.of(cp.state().vocabulary);
-    TrainableModel model;
-    if (Files.isRegularFile(dir.finalModel()) && "dl4j".equals(cp.state().modelKind)) {
-      try (InputStream in = Files.newInputStream(dir.finalModel())) {
-        model = Dl4jModel.load(in, tok.vocabSize());
+    RunDirectory dir = RunDirectory.existing(runDir);
+    boolean hasModel = Files.isRegularFile(dir.finalModel());
+    String kind;
+    String vocabulary;
+    TrainConfig config;
+    byte[] bytes;
+    Path from;
+    if (Files.isRegularFile(dir.checkpoint())) {
+      Checkpoint cp = Checkpoint.read(dir.checkpoint());
+      Checkpoint.State st = cp.state();
+      kind = st.modelKind;
+      vocabulary = st.vocabulary;
+      config = st.config;
+      boolean completed = st.step >= st.config.steps;
+      from = completed && hasModel ? dir.finalModel() : dir.checkpoint();
+      bytes = completed && hasModel ? Files.readAllBytes(dir.finalModel()) : cp.model();
+    } else if (hasModel) {
+      if (!Files.isRegularFile(dir.summary())) {
+        throw new IllegalArgumentException(
+            "--run-dir: "
+                + runDir
+                + " has model.zip but neither checkpoint.zip nor summary.json, which hold its"
+                + " vocabulary; expected a run directory written by 'sparseflow train'");
       }
+      JsonNode s;
+      try {
+        s = StrictConfigReader.readFile(dir.summary(), "run summary");
+        config = Json.MAPPER.treeToValue(s.path("config"), TrainConfig.class);
+      } catch (IOException | IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "--run-dir: "
+                + dir.summary()
+                + " is not a valid summary.json ("
+                + e.getMessage()
+                + ")");
+      }
+      kind = s.path("model").path("kind").asText(null);
+      vocabulary = s.path("vocabulary").asText(null);
+      if (config == null
+          || vocabulary == null
+          || vocabulary.length() < 2
+          || !("dl4j".equals(kind) || "samediff".equals(kind))) {
+        throw new IllegalArgumentException(
+            "--run-dir: "
+                + dir.summary()
+                + " lacks config, vocabulary (2+ characters) or model.kind (dl4j or samediff)");
+      }
+      from = dir.finalModel();
+      bytes = Files.readAllBytes(from);
     } else {
-      model =
-          ModelCatalog.load(cp.state().modelKind, cp.model(), tok.vocabSize(), cp.state().config);
+      throw new IllegalArgumentException(
+          "--run-dir: "
+              + runDir
+              + " has neither checkpoint.zip nor model.zip; expected a run directory written by"
+              + " 'sparseflow train'");
     }
-    return new Loaded(model, tok, cp.state().config.contextLength);
+    CharTokenizer tok = CharTokenizer.of(vocabulary);
+    TrainableModel model;
+    try {
+      model = ModelCatalog.load(kind, bytes, tok.vocabSize(), config);
+    } catch (IOException | RuntimeException e) {
+      String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      throw new IllegalArgumentException(
+          "--run-dir: "
+              + from
+              + " does not hold a loadable "
+              + kind
+              + " model ("
+              + m.split("\\R", 2)[0]
+              + ")");
+    }
+    return new Loaded(model, tok, config.contextLength);
   }
 
   /** Generates {@code length} characters after {@code prompt}. */

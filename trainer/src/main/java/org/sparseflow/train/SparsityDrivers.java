@@ -1,16 +1,20 @@
 package org.sparseflow.train;
 
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
 import org.nd4j.shade.jackson.databind.JsonNode;
+import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.ops.config.StrictConfigReader;
 
 /**
  * Turns {@code --sparsity} (a preset name or a YAML/JSON file) into a sparsified model and the
  * driver that runs it during training. No sparsity = the dense model and {@link DenseDriver}.
  */
 public final class SparsityDrivers {
-
-  private static final org.nd4j.shade.jackson.databind.ObjectMapper YAML =
-      new org.nd4j.shade.jackson.databind.ObjectMapper(
-          new org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory());
 
   /** A sparsified model with its driver. */
   public record Applied(TrainableModel model, SparsityDriver driver) {}
@@ -43,8 +47,8 @@ public final class SparsityDrivers {
         }
       };
     }
-    String label = java.nio.file.Path.of(config.sparsity).getFileName().toString();
-    org.sparseflow.layers.config.SparsityConfig fixed = loadStatic(config.sparsity);
+    String label = Path.of(config.sparsity).getFileName().toString();
+    SparsityConfig fixed = loadStatic(config.sparsity);
     if (fixed != null) {
       return new Resolved() {
         @Override
@@ -59,7 +63,7 @@ public final class SparsityDrivers {
         }
       };
     }
-    org.sparseflow.mst.core.MstConfig mst = loadMst(config.sparsity);
+    MstConfig mst = loadMst(config.sparsity);
     return new Resolved() {
       @Override
       public Applied apply(TrainableModel model, TrainConfig c) {
@@ -76,55 +80,61 @@ public final class SparsityDrivers {
   /**
    * A SparsityConfig file (layers module: pattern, sparsity, distribution, include/exclude...) with
    * no MST schedule, or null when {@code spec} is a preset, an MST file, or a SparsityConfig with
-   * an {@code mst} section.
+   * an {@code mst} section. Files are read strictly ({@link StrictConfigReader}).
    */
-  static org.sparseflow.layers.config.SparsityConfig loadStatic(String spec) {
-    java.nio.file.Path file = java.nio.file.Path.of(spec);
-    if (presetNames().contains(spec.toLowerCase(java.util.Locale.ROOT))
-        || !java.nio.file.Files.isRegularFile(file)) {
+  static SparsityConfig loadStatic(String spec) {
+    Path file = Path.of(spec);
+    if (presetNames().contains(spec.toLowerCase(Locale.ROOT)) || !Files.isRegularFile(file)) {
       return null;
     }
-    JsonNode tree;
-    try {
-      String text = java.nio.file.Files.readString(file);
-      tree = (spec.endsWith(".json") ? Json.MAPPER : YAML).readTree(text);
-    } catch (java.io.IOException e) {
-      return null; // loadMst reports unreadable or malformed files
-    }
-    if (tree == null
-        || !tree.isObject()
-        || tree.has("mst")
-        || tree.has("schedule")
-        || tree.has("deltaT")) {
+    JsonNode tree = readTree(spec, file);
+    if (!tree.isObject() || tree.has("mst") || tree.has("schedule") || tree.has("deltaT")) {
       return null;
     }
     try {
-      return org.sparseflow.layers.config.SparsityConfig.load(file);
+      return SparsityConfig.load(file);
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("--sparsity: " + e.getMessage());
     }
   }
 
   /** Preset names shipped with mst-scheduler. */
-  public static java.util.List<String> presetNames() {
-    return org.sparseflow.mst.core.MstConfig.PRESETS;
+  public static List<String> presetNames() {
+    return MstConfig.PRESETS;
+  }
+
+  /**
+   * Checks the {@code mst} section of a sparsity config read from {@code source} (no-op when there
+   * is none); errors name the file and the field under {@code mst}.
+   */
+  public static void validateMstSection(SparsityConfig config, String source) {
+    JsonNode mst = config.getMst();
+    if (mst != null && !mst.isNull()) {
+      MstConfig.fromTree(mst, "Sparsity config", source, "mst");
+    }
+  }
+
+  private static JsonNode readTree(String spec, Path file) {
+    try {
+      return StrictConfigReader.readFile(file, "Sparsity config");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--sparsity: " + e.getMessage(), e);
+    }
   }
 
   /**
    * A preset name, an MST YAML/JSON file, or a SparsityConfig file whose {@code mst} section holds
-   * the schedule. Errors name the option, the value and what is allowed.
+   * the schedule. Errors name the option, the file, the field, the value and what is allowed.
    */
-  static org.sparseflow.mst.core.MstConfig loadMst(String spec) {
-    java.util.List<String> presets = presetNames();
-    if (presets.contains(spec.toLowerCase(java.util.Locale.ROOT))) {
-      return org.sparseflow.mst.core.MstConfig.preset(spec.toLowerCase(java.util.Locale.ROOT));
+  static MstConfig loadMst(String spec) {
+    List<String> presets = presetNames();
+    if (presets.contains(spec.toLowerCase(Locale.ROOT))) {
+      return MstConfig.preset(spec.toLowerCase(Locale.ROOT));
     }
-    java.nio.file.Path file = java.nio.file.Path.of(spec);
+    Path file = Path.of(spec);
     boolean looksLikeFile =
-        spec.contains("/")
-            || spec.contains(java.io.File.separator)
-            || spec.matches(".*\\.(ya?ml|json)$");
-    if (!java.nio.file.Files.exists(file)) {
+        spec.contains("/") || spec.contains(File.separator) || spec.matches(".*\\.(ya?ml|json)$");
+    if (!Files.exists(file)) {
       if (looksLikeFile) {
         throw new IllegalArgumentException("--sparsity: file " + spec + " does not exist");
       }
@@ -135,38 +145,25 @@ public final class SparsityDrivers {
               + String.join(", ", presets)
               + ", or a YAML/JSON file");
     }
-    String text;
-    try {
-      text = java.nio.file.Files.readString(file);
-    } catch (java.io.IOException e) {
-      throw new IllegalArgumentException("--sparsity: cannot read " + spec + ": " + e.getMessage());
-    }
-    boolean json = spec.endsWith(".json");
-    JsonNode tree;
-    try {
-      tree = (json ? Json.MAPPER : YAML).readTree(text);
-    } catch (java.io.IOException e) {
-      String msg = e.getMessage() == null ? e.toString() : e.getMessage().split("\\R")[0];
-      throw new IllegalArgumentException(
-          "--sparsity: " + spec + " is not valid " + (json ? "JSON" : "YAML") + ": " + msg);
-    }
-    if (tree == null || !tree.isObject()) {
+    JsonNode tree = readTree(spec, file);
+    if (!tree.isObject()) {
       throw new IllegalArgumentException(
           "--sparsity: "
               + spec
-              + " must hold a "
-              + (json ? "JSON" : "YAML")
-              + " mapping (an MST schedule or a sparsity config with an 'mst' section)");
+              + " holds a "
+              + tree.getNodeType().toString().toLowerCase(Locale.ROOT)
+              + "; allowed: a mapping (an MST schedule, or a sparsity config with an 'mst'"
+              + " section)");
     }
     try {
-      if (tree.has("mst") && tree.get("mst").isObject()) {
-        return org.sparseflow.mst.core.MstConfig.fromJsonTree(tree.get("mst"));
+      if (tree.has("mst")) {
+        // the whole file is a sparsity config: check its other fields too
+        SparsityConfig.load(file);
+        return MstConfig.fromTree(tree.get("mst"), "Sparsity config", spec, "mst");
       }
-      return json
-          ? org.sparseflow.mst.core.MstConfig.fromJson(text)
-          : org.sparseflow.mst.core.MstConfig.fromYaml(text);
+      return MstConfig.fromTree(tree, "MST config", spec, "");
     } catch (IllegalArgumentException | IllegalStateException e) {
-      throw new IllegalArgumentException("--sparsity: " + spec + ": " + e.getMessage());
+      throw new IllegalArgumentException("--sparsity: " + e.getMessage(), e);
     }
   }
 }

@@ -76,6 +76,22 @@ public final class TrainConfig {
       throw new IllegalArgumentException(
           "--context-length: " + contextLength + " is too large; allowed 1..8192");
     }
+    if (evalEvery > 10_000_000) {
+      throw new IllegalArgumentException(
+          "--eval-every: " + evalEvery + " is too large; allowed 1..10000000");
+    }
+    if (checkpointEvery > 10_000_000) {
+      throw new IllegalArgumentException(
+          "--checkpoint-every: " + checkpointEvery + " is too large; allowed 1..10000000");
+    }
+    if (evalWindows > 100_000) {
+      throw new IllegalArgumentException(
+          "--eval-windows: " + evalWindows + " is too large; allowed 1..100000");
+    }
+    if (corpus == null || corpus.isBlank()) {
+      throw new IllegalArgumentException(
+          "--corpus: is empty; allowed: a UTF-8 text file or bundled:moby-dick");
+    }
     if (!(learningRate > 0 && learningRate <= 1)) {
       throw new IllegalArgumentException("--lr: " + learningRate + " is outside (0, 1]");
     }

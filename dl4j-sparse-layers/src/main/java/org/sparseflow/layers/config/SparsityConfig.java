@@ -278,6 +278,14 @@ public class SparsityConfig {
       }
       checkRegexes(src, "attention.layers", attention.getLayers(), false);
     }
+    if (mst != null && !mst.isNull() && !mst.isObject()) {
+      // the section's fields are checked by the mst-scheduler; here only its shape
+      throw fieldError(
+          src,
+          "mst",
+          mst.isArray() ? "a list" : "the scalar " + mst,
+          "a mapping (the MST schedule: schedule, deltaT, growMode, ...)");
+    }
     return this;
   }
 

@@ -3,31 +3,28 @@ package org.sparseflow.layers.config;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
+import java.util.Locale;
 import java.util.Optional;
-import java.util.stream.Collectors;
-import org.nd4j.shade.jackson.core.JsonLocation;
 import org.nd4j.shade.jackson.core.JsonProcessingException;
-import org.nd4j.shade.jackson.databind.DeserializationFeature;
-import org.nd4j.shade.jackson.databind.JsonMappingException;
+import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.MapperFeature;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.SerializationFeature;
-import org.nd4j.shade.jackson.databind.exc.InvalidFormatException;
-import org.nd4j.shade.jackson.databind.exc.MismatchedInputException;
-import org.nd4j.shade.jackson.databind.exc.UnrecognizedPropertyException;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.ops.config.StrictConfigReader;
+import org.sparseflow.ops.config.StrictConfigReader.Format;
 
 /**
  * JSON / YAML reading and writing of {@link SparsityConfig} with ND4J's shaded Jackson. The mappers
  * use no default typing and the config has no polymorphic fields, so a document can never make the
  * parser instantiate a class it names; unknown fields are errors (typos do not pass silently).
+ * Documents go through {@link StrictConfigReader} (duplicate keys, extra documents, anchors and
+ * aliases, non-UTF-8 input and files over 1 MiB are rejected).
  */
 final class SparsityConfigIO {
   private static final Logger log = LoggerFactory.getLogger(SparsityConfigIO.class);
@@ -41,10 +38,10 @@ final class SparsityConfigIO {
 
   private SparsityConfigIO() {}
 
+  private static final String WHAT = "Sparsity config";
+
   private static ObjectMapper configure(ObjectMapper m) {
-    m.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
-    m.configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true);
-    m.configure(DeserializationFeature.ACCEPT_FLOAT_AS_INT, false);
+    StrictConfigReader.strict(m);
     m.configure(MapperFeature.ACCEPT_CASE_INSENSITIVE_ENUMS, true);
     m.configure(SerializationFeature.INDENT_OUTPUT, true);
     return m;
@@ -69,23 +66,28 @@ final class SparsityConfigIO {
   }
 
   static SparsityConfig parse(String text, String source, boolean yaml) {
-    if (text == null || text.isBlank()) {
+    return bind(
+        StrictConfigReader.readText(text, source, yaml ? Format.YAML : Format.JSON, WHAT),
+        source,
+        yaml);
+  }
+
+  /** The one path from a checked document tree to a validated config. */
+  private static SparsityConfig bind(JsonNode tree, String source, boolean yaml) {
+    if (!tree.isObject()) {
       throw new IllegalArgumentException(
-          "Sparsity config "
+          WHAT
+              + " "
               + source
-              + " is empty; allowed: a JSON or YAML mapping with fields "
+              + " holds a "
+              + tree.getNodeType().toString().toLowerCase(Locale.ROOT)
+              + ", not a mapping; allowed: a "
+              + (yaml ? "YAML" : "JSON")
+              + " mapping with fields "
               + knownFields());
     }
-    SparsityConfig c;
-    try {
-      c = (yaml ? YAML : JSON).readValue(text, SparsityConfig.class);
-    } catch (JsonProcessingException e) {
-      throw describe(e, source, yaml);
-    }
-    if (c == null) {
-      throw new IllegalArgumentException(
-          "Sparsity config " + source + " holds no mapping; allowed: fields " + knownFields());
-    }
+    SparsityConfig c =
+        StrictConfigReader.bind(yaml ? YAML : JSON, tree, SparsityConfig.class, source, WHAT, "");
     return c.validate(source);
   }
 
@@ -96,17 +98,10 @@ final class SparsityConfigIO {
     }
     if (!Files.isRegularFile(file)) {
       throw new IllegalArgumentException(
-          "Sparsity config file "
-              + file.toAbsolutePath()
-              + " does not exist or is not a regular file");
+          WHAT + " file " + file + " does not exist or is not a regular file");
     }
-    try {
-      String text = Files.readString(file, StandardCharsets.UTF_8);
-      return parse(text, file.toString(), !isJsonName(file.toString()));
-    } catch (IOException e) {
-      throw new UncheckedIOException(
-          "Cannot read sparsity config " + file + ": " + e.getMessage(), e);
-    }
+    return bind(
+        StrictConfigReader.readFile(file, WHAT), file.toString(), !isJsonName(file.toString()));
   }
 
   static SparsityConfig load(InputStream in, String sourceName) {
@@ -116,8 +111,12 @@ final class SparsityConfigIO {
     }
     String src = sourceName == null ? "<stream>" : sourceName;
     try {
-      String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      return parse(text, src, !isJsonName(src));
+      byte[] bytes = in.readNBytes((int) StrictConfigReader.MAX_BYTES + 1);
+      boolean yaml = !isJsonName(src);
+      return bind(
+          StrictConfigReader.readBytes(bytes, src, yaml ? Format.YAML : Format.JSON, WHAT),
+          src,
+          yaml);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "Cannot read sparsity config " + src + ": " + e.getMessage(), e);
@@ -153,76 +152,11 @@ final class SparsityConfigIO {
   }
 
   private static boolean isJsonName(String name) {
-    return name.toLowerCase(java.util.Locale.ROOT).endsWith(".json");
+    return name.toLowerCase(Locale.ROOT).endsWith(".json");
   }
 
   private static String knownFields() {
     return "[pattern, sparsity, distribution, initialMask, seed, include, exclude, keepFirstDense,"
         + " keepLastDense, attention, mst]";
-  }
-
-  /**
-   * Turns a Jackson failure into an error naming source, line/column, field, value and what is
-   * allowed.
-   */
-  private static IllegalArgumentException describe(
-      JsonProcessingException e, String source, boolean yaml) {
-    JsonLocation loc = e.getLocation();
-    String where =
-        loc == null ? "" : " at line " + loc.getLineNr() + ", column " + loc.getColumnNr();
-    String field = null;
-    if (e instanceof JsonMappingException jm && !jm.getPath().isEmpty()) {
-      field =
-          jm.getPath().stream()
-              .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
-              .collect(Collectors.joining("."))
-              .replace(".[", "[");
-    }
-    String msg;
-    if (e instanceof UnrecognizedPropertyException u) {
-      msg =
-          "unknown field '"
-              + u.getPropertyName()
-              + "'"
-              + (field == null ? "" : " (path " + field + ")")
-              + "; allowed fields: "
-              + u.getKnownPropertyIds();
-    } else if (e instanceof InvalidFormatException f) {
-      Class<?> t = f.getTargetType();
-      String allowed =
-          t != null && t.isEnum()
-              ? "one of " + Arrays.toString(t.getEnumConstants())
-              : "a value of type " + (t == null ? "?" : t.getSimpleName());
-      msg = "field '" + field + "' has value '" + f.getValue() + "'; allowed: " + allowed;
-    } else if (e instanceof MismatchedInputException m) {
-      Class<?> t = m.getTargetType();
-      msg =
-          "field '"
-              + (field == null ? "<root>" : field)
-              + "' has the wrong kind of value; allowed: "
-              + (t == null ? "see the documented schema" : describeType(t))
-              + " ("
-              + e.getOriginalMessage()
-              + ")";
-    } else {
-      msg = "malformed " + (yaml ? "YAML" : "JSON") + ": " + e.getOriginalMessage();
-    }
-    return new IllegalArgumentException("Sparsity config " + source + where + ": " + msg, e);
-  }
-
-  private static String describeType(Class<?> t) {
-    if (t == SparsityConfig.class) {
-      return "a mapping with fields " + knownFields();
-    }
-    if (t == AttentionSettings.class) {
-      return "a mapping with fields [pattern, blockSize, layers, replaceSelfAttention]";
-    }
-    if (t.isEnum()) {
-      return "one of " + Arrays.toString(t.getEnumConstants());
-    }
-    if (java.util.List.class.isAssignableFrom(t)) {
-      return "a list";
-    }
-    return "a value of type " + t.getSimpleName();
   }
 }

@@ -2,16 +2,16 @@ package org.sparseflow.mst.core;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
-import org.nd4j.shade.jackson.databind.DeserializationFeature;
-import org.nd4j.shade.jackson.databind.JsonMappingException;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.SerializationFeature;
@@ -19,6 +19,8 @@ import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.ops.pattern.MaskPattern;
+import org.sparseflow.ops.config.StrictConfigReader;
+import org.sparseflow.ops.config.StrictConfigReader.Format;
 
 /**
  * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and
@@ -40,6 +42,7 @@ public final class MstConfig {
           "static",
           "dense");
 
+  private static final String WHAT = "MST config";
   private static final ObjectMapper JSON = mapper(new ObjectMapper());
   private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
 
@@ -70,7 +73,7 @@ public final class MstConfig {
   public MstConfig() {}
 
   private static ObjectMapper mapper(ObjectMapper m) {
-    m.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true);
+    StrictConfigReader.strict(m);
     m.configure(SerializationFeature.INDENT_OUTPUT, true);
     return m;
   }
@@ -195,43 +198,47 @@ public final class MstConfig {
       if (in == null) {
         throw new IllegalStateException("preset resource missing from the jar: " + res);
       }
-      return fromYaml(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      JsonNode tree = StrictConfigReader.readBytes(in.readAllBytes(), res, Format.YAML, WHAT);
+      return fromTree(tree, WHAT, res, "");
     } catch (IOException e) {
       throw new IllegalStateException("cannot read " + res, e);
     }
   }
 
-  /** Loads a preset name, or a .yaml/.yml/.json file path. */
+  /**
+   * Loads a preset name, or a .yaml/.yml/.json file path (read strictly, see {@link #fromTree}).
+   */
   public static MstConfig load(String presetOrPath) {
     if (PRESETS.contains(presetOrPath.toLowerCase(java.util.Locale.ROOT))) {
       return preset(presetOrPath);
     }
-    try {
-      String text = Files.readString(Path.of(presetOrPath));
-      return presetOrPath.endsWith(".json") ? fromJson(text) : fromYaml(text);
-    } catch (IOException e) {
+    Path file = Path.of(presetOrPath);
+    if (!Files.isRegularFile(file)) {
       throw Args.bad(
-          "mst config",
-          presetOrPath,
-          "a preset " + PRESETS + " or a readable YAML/JSON file (" + e.getMessage() + ")");
+          "mst config", presetOrPath, "a preset " + PRESETS + " or an existing YAML/JSON file");
     }
+    return fromTree(StrictConfigReader.readFile(file, WHAT), WHAT, presetOrPath, "");
   }
 
   public static MstConfig fromYaml(String yaml) {
-    return read(YAML, yaml);
+    return fromTree(
+        StrictConfigReader.readText(yaml, "<yaml string>", Format.YAML, WHAT),
+        WHAT,
+        "<yaml string>",
+        "");
   }
 
   public static MstConfig fromJson(String json) {
-    return read(JSON, json);
+    return fromTree(
+        StrictConfigReader.readText(json, "<json string>", Format.JSON, WHAT),
+        WHAT,
+        "<json string>",
+        "");
   }
 
   /** From the opaque {@code mst} JSON tree of a SparsityConfig. */
   public static MstConfig fromJsonTree(JsonNode node) {
-    try {
-      return JSON.treeToValue(node, MstConfig.class).validate();
-    } catch (IOException e) {
-      throw unwrap(e);
-    }
+    return fromTree(node, WHAT, "<tree>", "mst");
   }
 
   /**
@@ -244,27 +251,42 @@ public final class MstConfig {
         : fromJsonTree(mstSection);
   }
 
-  private static MstConfig read(ObjectMapper m, String text) {
+  /**
+   * Binds and validates a checked document tree (see {@code StrictConfigReader}). Errors are one
+   * line naming {@code what} and {@code source} (e.g. "Sparsity config runs/a.yaml"), the field
+   * under {@code pathPrefix} (e.g. "mst"), its value and what is allowed; unknown fields list the
+   * allowed ones.
+   */
+  public static MstConfig fromTree(JsonNode node, String what, String source, String pathPrefix) {
+    String field = pathPrefix == null || pathPrefix.isEmpty() ? "<root>" : pathPrefix;
+    if (node == null || !node.isObject()) {
+      throw new IllegalArgumentException(
+          what
+              + " "
+              + source
+              + ": field '"
+              + field
+              + "' holds "
+              + (node == null
+                  ? "nothing"
+                  : "a " + node.getNodeType().toString().toLowerCase(Locale.ROOT))
+              + "; allowed: a mapping with fields "
+              + knownFields());
+    }
+    MstConfig c = StrictConfigReader.bind(JSON, node, MstConfig.class, source, what, pathPrefix);
     try {
-      return m.readValue(text, MstConfig.class).validate();
-    } catch (IOException e) {
-      throw unwrap(e);
+      return c.validate();
+    } catch (IllegalArgumentException e) {
+      String in = pathPrefix == null || pathPrefix.isEmpty() ? "" : "in '" + pathPrefix + "': ";
+      throw new IllegalArgumentException(what + " " + source + ": " + in + e.getMessage(), e);
     }
   }
 
-  private static IllegalArgumentException unwrap(IOException e) {
-    Throwable t = e;
-    while (t != null) {
-      if (t instanceof IllegalArgumentException) {
-        return (IllegalArgumentException) t;
-      }
-      t = t.getCause();
-    }
-    String msg =
-        e instanceof JsonMappingException
-            ? ((JsonMappingException) e).getOriginalMessage()
-            : e.getMessage();
-    return new IllegalArgumentException("invalid MST config: " + msg, e);
+  /** The field names of an MST config, for error messages. */
+  public static Set<String> knownFields() {
+    Set<String> names = new TreeSet<>();
+    JSON.valueToTree(new MstConfig()).fieldNames().forEachRemaining(names::add);
+    return names;
   }
 
   public String toJson() {
