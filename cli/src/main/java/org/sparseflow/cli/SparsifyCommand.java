@@ -19,6 +19,7 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsified;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.layers.sparsify.SparsifyReport;
+import org.sparseflow.ops.samediff.SparseFlowOps;
 import org.sparseflow.train.AtomicFiles;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -120,6 +121,7 @@ public final class SparsifyCommand implements Callable<Integer> {
     SparsifyReport report;
     switch (kind) {
       case SAMEDIFF -> {
+        SparseFlowOps.registerAll(); // SameDiff.load re-creates SparseFlow ops by name
         SameDiff sd = SameDiff.load(in.toFile(), true);
         if (densify) {
           if (seqLen < 0) {
