@@ -328,6 +328,12 @@ public final class Sparsify {
       LayerSparsifier s = chosen.get(r.name());
       if (s == null) {
         if (hasParams(r.layer())) {
+          String unsupported = DenseReasons.unsupportedKind(r.layer());
+          String notApplied = DenseReasons.attentionNotApplied(cfg, r.name(), r.layer());
+          String why =
+              unsupported != null
+                  ? "unsupported: " + unsupported + " layers stay dense (no sparse version)"
+                  : "no LayerSparsifier supports " + type;
           choices.add(
               new Choice(
                   r,
@@ -338,13 +344,13 @@ public final class Sparsify {
                       r.name(),
                       type,
                       type,
-                      Status.DENSE,
+                      unsupported != null ? Status.UNSUPPORTED : Status.DENSE,
                       null,
                       1.0,
                       Double.NaN,
                       null,
                       0,
-                      "no LayerSparsifier supports " + type)));
+                      notApplied == null ? why : why + "; " + notApplied)));
         }
         continue;
       }
