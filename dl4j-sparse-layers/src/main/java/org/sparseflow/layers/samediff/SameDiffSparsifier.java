@@ -2,9 +2,11 @@ package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.nd4j.autodiff.functions.DifferentialFunction;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
@@ -67,6 +69,9 @@ public final class SameDiffSparsifier {
     rewriteAttention(cfg, sd, entries);
     rewriteMatmuls(cfg, sd, entries);
     renameOpsNamedLikeForeignVariables(sd);
+    Set<String> reported = new HashSet<>();
+    entries.forEach(e -> reported.add(e.name()));
+    entries.addAll(LinearOps.unaccounted(sd, reported));
     return new SparsifyReport(
         "pattern="
             + cfg.getPattern()
@@ -87,9 +92,7 @@ public final class SameDiffSparsifier {
     // weight name -> matmul ops using it, in graph (creation = topological) order
     Map<String, List<SameDiffOp>> uses = new LinkedHashMap<>();
     for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
-      if (!(op.getOp() instanceof Mmul)
-          || op.getInputsToOp() == null
-          || op.getInputsToOp().size() != 2) {
+      if (!LinearOps.isLinear(op)) {
         continue;
       }
       String w = op.getInputsToOp().get(1);
@@ -116,7 +119,8 @@ public final class SameDiffSparsifier {
       if (why == null) {
         for (String consumer : sd.getVariables().get(w).getInputsForOp()) {
           DifferentialFunction f = sd.getOps().get(consumer).getOp();
-          if (!(f instanceof Mmul) || !sd.getOps().get(consumer).getInputsToOp().get(1).equals(w)) {
+          if (!LinearOps.isLinear(sd.getOps().get(consumer))
+              || !sd.getOps().get(consumer).getInputsToOp().get(1).equals(w)) {
             why = "also used by non-matmul op '" + consumer + "' (" + f.opName() + ")";
             break;
           }
@@ -140,8 +144,8 @@ public final class SameDiffSparsifier {
         entries.add(
             new Entry(
                 w,
-                "matmul",
-                "matmul",
+                LinearOps.kind(uses.get(w).get(0)),
+                LinearOps.kind(uses.get(w).get(0)),
                 Status.DENSE,
                 null,
                 1.0,
@@ -162,15 +166,16 @@ public final class SameDiffSparsifier {
       for (SameDiffOp op : uses.get(w)) {
         String x = op.getInputsToOp().get(0);
         String out = op.getOutputsOfOp().get(0);
+        SDVariable bias = LinearOps.bias(sd, op);
         List<String> consumers = removeOp(sd, op);
         SparseFlowOps.sparseMatmul(
-            sd, out, sd.getVariable(x), sd.getVariable(w), maskVar, spec, null, false);
+            sd, out, sd.getVariable(x), sd.getVariable(w), maskVar, spec, bias, false);
         relink(sd, out, consumers);
       }
       entries.add(
           new Entry(
               w,
-              "matmul",
+              LinearOps.kind(uses.get(w).get(0)),
               SparseMatmulOp.OP_NAME,
               Status.SPARSE,
               spec.toString(),
