@@ -29,6 +29,7 @@ import org.sparseflow.layers.sparsify.SparsityPlanner;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 import org.sparseflow.ops.samediff.SparseAttentionOp;
@@ -226,6 +227,13 @@ public final class SameDiffSparsifier {
             cfg.getAttention() == null || !cfg.getAttention().sparseAttentionRequested()
                 ? "no sparse attention pattern in the config"
                 : "not matched by attention.layers " + cfg.getAttention().getLayers();
+      }
+      if (why == null && wanted && !Backends.javaKernelsRun()) {
+        // the matched subgraph already is the dense masked attention; the Java op would not run
+        // here
+        why =
+            "the ND4J backend's executioner cannot run sparseflow_sparse_attention (CUDA, or"
+                + " -Dsparseflow.backend=stock); kept as the dense masked subgraph";
       }
       int bs = wanted ? cfg.getAttention().getBlockSize() : 0;
       if (why == null && m.t % bs != 0) {
