@@ -9,7 +9,6 @@ import java.util.concurrent.Callable;
 import org.sparseflow.dataflow.api.SimulateRunner;
 import org.sparseflow.dataflow.api.SimulationInputException;
 import org.sparseflow.dataflow.api.SimulationOutputException;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

@@ -133,7 +133,7 @@ public final class SparseFlowCli implements Callable<Integer> {
     public String[] getVersion() {
       return new String[] {
         "sparseflow "
-            + Provenance.mavenVersion("org.sparseflow", "cli", "0.1.0-SNAPSHOT")
+            + Provenance.mavenVersion("org.sparseflow", "cli", "0.1.0")
             + " (DL4J "
             + Provenance.mavenVersion("org.deeplearning4j", "deeplearning4j-nn", "?")
             + ", Java "

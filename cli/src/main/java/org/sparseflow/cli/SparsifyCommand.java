@@ -21,6 +21,7 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsified;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.layers.sparsify.SparsifyReport;
+import org.sparseflow.ops.samediff.SparseFlowOps;
 import org.sparseflow.train.AtomicFiles;
 import org.sparseflow.train.SparsityDrivers;
 import picocli.CommandLine;
@@ -271,6 +272,7 @@ public final class SparsifyCommand implements Callable<Integer> {
   }
 
   private static SameDiff loadSameDiff(Path file) {
+    SparseFlowOps.registerAll(); // SameDiff.load re-creates SparseFlow ops by name
     try {
       return SameDiff.load(file.toFile(), true);
     } catch (RuntimeException ex) {

@@ -16,6 +16,7 @@ import org.deeplearning4j.nn.weights.WeightInit;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.sparseflow.ops.samediff.SparseFlowOps;
 
 /**
  * Models by name for {@code --model}: the reference GPTs ({@code gpt-mini}, {@code gpt-small}), a
@@ -109,6 +110,7 @@ public final class ModelCatalog {
       return Dl4jModel.load(new ByteArrayInputStream(bytes), vocabSize);
     } catch (IOException notDl4j) {
       try {
+        SparseFlowOps.registerAll(); // SameDiff.load re-creates SparseFlow ops by name
         org.nd4j.autodiff.samediff.SameDiff sd =
             org.nd4j.autodiff.samediff.SameDiff.load(new ByteArrayInputStream(bytes), true);
         long[] shape =

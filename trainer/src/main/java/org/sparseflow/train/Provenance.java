@@ -17,7 +17,7 @@ public final class Provenance {
 
   public static Map<String, Object> collect() {
     Map<String, Object> p = new LinkedHashMap<>();
-    p.put("sparseflow_version", mavenVersion("org.sparseflow", "trainer", "0.1.0-SNAPSHOT"));
+    p.put("sparseflow_version", mavenVersion("org.sparseflow", "trainer", "0.1.0"));
     p.put("dl4j_version", mavenVersion("org.deeplearning4j", "deeplearning4j-nn", "unknown"));
     p.put("nd4j_version", mavenVersion("org.nd4j", "nd4j-api", "unknown"));
     p.put("java_version", System.getProperty("java.version"));

@@ -15,6 +15,7 @@ import org.nd4j.linalg.api.ops.OpContext;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.dataset.api.MultiDataSet;
 import org.sparseflow.examples.data.Batches;
+import org.sparseflow.ops.samediff.SparseFlowOps;
 
 /**
  * {@link TrainableModel} over a SameDiff graph in the reference-GPT convention: placeholders {@code
@@ -53,6 +54,7 @@ public final class SameDiffModel implements TrainableModel {
   }
 
   public static SameDiffModel load(byte[] bytes, int vocab, int context) throws IOException {
+    SparseFlowOps.registerAll(); // SameDiff.load re-creates SparseFlow ops by name
     SameDiff sd = SameDiff.load(new ByteArrayInputStream(bytes), true);
     return new SameDiffModel(sd, vocab, context);
   }

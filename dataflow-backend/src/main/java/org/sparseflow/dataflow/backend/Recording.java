@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.CustomOp;
+import org.sparseflow.ops.backend.BackendSwitch;
 
 /**
  * Builds {@link RecordedOp}s from ND4J arrays. Shared by the recording executioner(s); keeps the
@@ -17,11 +18,7 @@ public final class Recording {
    * SPARSEFLOW_BACKEND=dataflow).
    */
   public static boolean requested() {
-    String p = System.getProperty("sparseflow.backend");
-    if (p == null) {
-      p = System.getenv("SPARSEFLOW_BACKEND");
-    }
-    return p != null && p.trim().equalsIgnoreCase("dataflow");
+    return BackendSwitch.requested().equals("dataflow");
   }
 
   static String id(INDArray a) {

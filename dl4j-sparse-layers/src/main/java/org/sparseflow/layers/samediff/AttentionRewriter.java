@@ -17,6 +17,7 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
 import org.sparseflow.ops.attention.AttentionPattern;
+import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.samediff.SparseAttentionOps;
 
 /**
@@ -47,6 +48,13 @@ final class AttentionRewriter {
             cfg.getAttention() == null || !cfg.getAttention().sparseAttentionRequested()
                 ? "no sparse attention pattern in the config"
                 : "not matched by attention.layers " + cfg.getAttention().getLayers();
+      }
+      if (why == null && wanted && !Backends.javaKernelsRun()) {
+        // the matched subgraph already is the dense masked attention; the Java op would not run
+        // here
+        why =
+            "the ND4J backend's executioner cannot run sparseflow_sparse_attention (CUDA, or"
+                + " -Dsparseflow.backend=stock); kept as the dense masked subgraph";
       }
       int bs = wanted ? cfg.getAttention().getBlockSize() : 0;
       if (why == null && m.t % bs != 0) {

@@ -10,7 +10,6 @@ import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.api.ops.impl.reduce.Mmul;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
@@ -32,9 +31,7 @@ final class MatmulRewriter {
     // weight name -> matmul ops using it, in graph (creation = topological) order
     Map<String, List<SameDiffOp>> uses = new LinkedHashMap<>();
     for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
-      if (!(op.getOp() instanceof Mmul)
-          || op.getInputsToOp() == null
-          || op.getInputsToOp().size() != 2) {
+      if (!LinearOps.isLinear(op)) {
         continue;
       }
       String w = op.getInputsToOp().get(1);
@@ -61,7 +58,8 @@ final class MatmulRewriter {
       if (why == null) {
         for (String consumer : sd.getVariables().get(w).getInputsForOp()) {
           DifferentialFunction f = sd.getOps().get(consumer).getOp();
-          if (!(f instanceof Mmul) || !sd.getOps().get(consumer).getInputsToOp().get(1).equals(w)) {
+          if (!LinearOps.isLinear(sd.getOps().get(consumer))
+              || !sd.getOps().get(consumer).getInputsToOp().get(1).equals(w)) {
             why = "also used by non-matmul op '" + consumer + "' (" + f.opName() + ")";
             break;
           }
@@ -85,8 +83,8 @@ final class MatmulRewriter {
         entries.add(
             new Entry(
                 w,
-                "matmul",
-                "matmul",
+                LinearOps.kind(uses.get(w).get(0)),
+                LinearOps.kind(uses.get(w).get(0)),
                 Status.DENSE,
                 null,
                 1.0,
@@ -107,15 +105,16 @@ final class MatmulRewriter {
       for (SameDiffOp op : uses.get(w)) {
         String x = op.getInputsToOp().get(0);
         String out = op.getOutputsOfOp().get(0);
+        SDVariable bias = LinearOps.bias(sd, op);
         List<String> consumers = GraphEdits.removeOp(sd, op);
         SparseFlowOps.sparseMatmul(
-            sd, out, sd.getVariable(x), sd.getVariable(w), maskVar, spec, null, false);
+            sd, out, sd.getVariable(x), sd.getVariable(w), maskVar, spec, bias, false);
         GraphEdits.relink(sd, out, consumers);
       }
       entries.add(
           new Entry(
               w,
-              "matmul",
+              LinearOps.kind(uses.get(w).get(0)),
               SparseMatmulOp.OP_NAME,
               Status.SPARSE,
               spec.toString(),

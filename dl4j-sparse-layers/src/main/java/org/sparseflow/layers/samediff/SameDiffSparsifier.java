@@ -1,7 +1,9 @@
 package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.SparsifyReport;
@@ -42,6 +44,9 @@ public final class SameDiffSparsifier {
     AttentionRewriter.rewriteAttention(cfg, sd, entries);
     MatmulRewriter.rewriteMatmuls(cfg, sd, entries);
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
+    Set<String> reported = new HashSet<>();
+    entries.forEach(e -> reported.add(e.name()));
+    entries.addAll(LinearOps.unaccounted(sd, reported));
     return new SparsifyReport(SparsifyReport.describe(cfg), entries);
   }
 

@@ -80,7 +80,19 @@ final class SparsifyPlan {
       LayerSparsifier s = chosen.get(r.name());
       if (s == null) {
         if (hasParams(r.layer())) {
-          choices.add(dense(r, null, 0, "no LayerSparsifier supports " + type));
+          String unsupported = DenseReasons.unsupportedKind(r.layer());
+          String notApplied = DenseReasons.attentionNotApplied(cfg, r.name(), r.layer());
+          String why =
+              unsupported != null
+                  ? "unsupported: " + unsupported + " layers stay dense (no sparse version)"
+                  : "no LayerSparsifier supports " + type;
+          choices.add(
+              dense(
+                  r,
+                  null,
+                  0,
+                  notApplied == null ? why : why + "; " + notApplied,
+                  unsupported != null ? Status.UNSUPPORTED : Status.DENSE));
         }
         continue;
       }
@@ -134,14 +146,18 @@ final class SparsifyPlan {
 
   /** A layer left as it is, with the reason. */
   private static Choice dense(LayerRef r, LayerSparsifier s, long weights, String reason) {
+    return dense(r, s, weights, reason, Status.DENSE);
+  }
+
+  private static Choice dense(
+      LayerRef r, LayerSparsifier s, long weights, String reason, Status status) {
     String type = r.layer().getClass().getSimpleName();
     return new Choice(
         r,
         s,
         null,
         null,
-        new Entry(
-            r.name(), type, type, Status.DENSE, null, 1.0, Double.NaN, null, weights, reason));
+        new Entry(r.name(), type, type, status, null, 1.0, Double.NaN, null, weights, reason));
   }
 
   private final List<Choice> choices;

@@ -39,7 +39,12 @@ public final class SparsifyReport {
      */
     REPLACED_DENSE,
     /** Left as it was. */
-    DENSE
+    DENSE,
+    /**
+     * Left as it was because SparseFlow has no sparse version of this kind of layer (recurrent:
+     * LSTM, GRU, SimpleRnn; convolution).
+     */
+    UNSUPPORTED
   }
 
   /**
@@ -139,7 +144,7 @@ public final class SparsifyReport {
 
   public boolean changedAnything() {
     for (Entry e : entries) {
-      if (e.status() != Status.DENSE) {
+      if (e.status() != Status.DENSE && e.status() != Status.UNSUPPORTED) {
         return true;
       }
     }

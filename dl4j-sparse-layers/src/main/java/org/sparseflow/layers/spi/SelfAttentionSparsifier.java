@@ -1,10 +1,13 @@
 package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.deeplearning4j.nn.conf.GradientNormalization;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.SelfAttentionLayer;
+import org.deeplearning4j.nn.weights.WeightInit;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
 
@@ -77,6 +80,45 @@ public class SelfAttentionSparsifier implements LayerSparsifier {
     if (target.sparseWeights()) {
       b.projectionPattern(target.pattern()).projectionDensity(target.density());
     }
-    return b.build();
+    CausalSelfAttentionLayer out = b.build();
+    fillGlobalDefaults(out, s);
+    return out;
+  }
+
+  /**
+   * A layer built here is put into an already-built configuration, so DL4J's global-default pass
+   * ({@code NeuralNetConfiguration.Builder.configureLayer}) never sees it and the builder's NaN /
+   * null placeholders would stay: NaN biases made the first fit fail with "q contains NaN". Fills
+   * them with the source layer's settings where it has them, else DL4J's global defaults (bias 0,
+   * gain 1, Xavier, no gradient normalisation, threshold 1).
+   */
+  static void fillGlobalDefaults(CausalSelfAttentionLayer out, SelfAttentionLayer s) {
+    if (Double.isNaN(out.getBiasInit())) {
+      out.setBiasInit(0.0);
+    }
+    if (Double.isNaN(out.getGainInit())) {
+      out.setGainInit(1.0);
+    }
+    if (out.getWeightInitFn() == null) {
+      out.setWeightInitFn(WeightInit.XAVIER.getWeightInitFunction());
+    }
+    if (out.getGradientNormalization() == null) {
+      out.setGradientNormalization(
+          s.getGradientNormalization() == null
+              ? GradientNormalization.None
+              : s.getGradientNormalization());
+    }
+    if (Double.isNaN(out.getGradientNormalizationThreshold())) {
+      double t = s.getGradientNormalizationThreshold();
+      out.setGradientNormalizationThreshold(Double.isNaN(t) || t == 0 ? 1.0 : t);
+    }
+    if ((out.getRegularization() == null || out.getRegularization().isEmpty())
+        && s.getRegularization() != null) {
+      out.setRegularization(new ArrayList<>(s.getRegularization()));
+    }
+    if ((out.getRegularizationBias() == null || out.getRegularizationBias().isEmpty())
+        && s.getRegularizationBias() != null) {
+      out.setRegularizationBias(new ArrayList<>(s.getRegularizationBias()));
+    }
   }
 }

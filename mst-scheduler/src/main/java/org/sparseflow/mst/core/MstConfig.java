@@ -18,9 +18,9 @@ import org.nd4j.shade.jackson.databind.SerializationFeature;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.InitialMask;
-import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.config.StrictConfigReader;
 import org.sparseflow.ops.config.StrictConfigReader.Format;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and

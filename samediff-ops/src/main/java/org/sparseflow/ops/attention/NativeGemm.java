@@ -4,13 +4,11 @@ import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.openblas.global.openblas_nolapack;
-import org.nd4j.linalg.api.blas.Blas;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.sparseflow.ops.RawPointers;
+import org.sparseflow.ops.backend.Backends;
 
 /**
  * Row-major single-precision or double-precision GEMM on raw native addresses (OpenBLAS {@code
@@ -22,10 +20,8 @@ import org.sparseflow.ops.RawPointers;
  */
 final class NativeGemm {
 
-  private static final Logger LOG = LoggerFactory.getLogger(NativeGemm.class);
   private static final NativeGemm FLOAT = new NativeGemm(false);
   private static final NativeGemm DOUBLE = new NativeGemm(true);
-  private static volatile Boolean available;
 
   private final boolean dbl;
   private final int elem;
@@ -41,25 +37,7 @@ final class NativeGemm {
 
   /** True on the ND4J CPU backend with OpenBLAS. */
   static boolean available() {
-    Boolean a = available;
-    if (a == null) {
-      boolean ok;
-      try {
-        ok =
-            Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend
-                && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
-        if (ok) {
-          openblas_nolapack.blas_get_num_threads(); // loads the library
-        }
-      } catch (Throwable t) {
-        LOG.info(
-            "Sparse attention BLAS kernels unavailable ({}); using the dense masked fallback",
-            t.toString());
-        ok = false;
-      }
-      available = a = ok;
-    }
-    return a;
+    return Backends.isCpuOpenBlas();
   }
 
   /** Native address of element 0 of {@code a} (a contiguous array or a view with an offset). */

@@ -22,6 +22,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
@@ -64,8 +65,6 @@ public final class BlockSparseKernels {
   /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
   private static final Object LOCK = new Object();
 
-  private static volatile Boolean cpuBackend;
-
   /** Java threads the kernels currently use. */
   public static int threads() {
     return threads;
@@ -102,26 +101,7 @@ public final class BlockSparseKernels {
   }
 
   private static boolean isCpuOpenBlas() {
-    Boolean b = cpuBackend;
-    if (b == null) {
-      boolean ok;
-      try {
-        ok =
-            Nd4j.getBackend().getClass().getName().startsWith("org.nd4j.linalg.cpu.nativecpu")
-                || Nd4j.getBackend() instanceof org.nd4j.linalg.cpu.nativecpu.CpuBackend;
-        ok = ok && Nd4j.factory().blas().getBlasVendor() == Blas.Vendor.OPENBLAS;
-        if (ok) {
-          openblas_nolapack.blas_get_num_threads(); // loads the library
-        }
-      } catch (Throwable t) {
-        LOG.info(
-            "Block-sparse BLAS kernels unavailable ({}); using the dense masked fallback",
-            t.toString());
-        ok = false;
-      }
-      cpuBackend = b = ok;
-    }
-    return b;
+    return Backends.isCpuOpenBlas();
   }
 
   // ------------------------------------------------------------------ public kernels

@@ -11,7 +11,7 @@ import org.nd4j.linalg.api.shape.LongShapeDescriptor;
  * to libnd4j.
  *
  * <p>Implementations register themselves with {@code @AutoService(JavaKernelOp.class)} and need a
- * public no-arg constructor: {@link SparseFlowCpuBackend} puts every one found by {@link
+ * public no-arg constructor: {@link SparseFlowOps#registerAll()} puts every one found by {@link
  * java.util.ServiceLoader} into {@code ImportClassMapping.getOpNameMapping()}, which SameDiff's
  * gradient cloning and {@code SameDiff.load} use to re-create ops by name. {@link BaseJavaKernelOp}
  * implements the plumbing.

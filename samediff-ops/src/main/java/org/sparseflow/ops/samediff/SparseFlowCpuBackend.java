@@ -1,6 +1,5 @@
 package org.sparseflow.ops.samediff;
 
-import com.google.auto.service.AutoService;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -10,49 +9,31 @@ import java.util.Properties;
 import org.nd4j.common.io.AbstractResource;
 import org.nd4j.common.io.Resource;
 import org.nd4j.linalg.cpu.nativecpu.CpuBackend;
-import org.nd4j.linalg.factory.Nd4jBackend;
 
 /**
- * ND4J CPU backend with {@link SparseFlowOpExecutioner} as op executioner, so SparseFlow Java ops
- * run whenever samediff-ops is on the classpath. Everything else is the stock CPU backend: its
- * configuration is a copy of nd4j-native.properties with {@code opexec} replaced. Priority {@code
- * BACKEND_PRIORITY_CPU + 10} (still below CUDA's 100). Switch it off with {@code
- * -Dsparseflow.backend.disable=true}.
+ * nd4j-native's CPU backend with another op executioner written into its configuration (a copy of
+ * nd4j-native.properties with {@code opexec} replaced). Not registered with ServiceLoader: {@link
+ * org.sparseflow.ops.backend.SparseFlowBackend}, which links only against nd4j-api, creates it when
+ * nd4j-native is on the classpath and delegates to it.
  */
-@AutoService(Nd4jBackend.class)
 public class SparseFlowCpuBackend extends CpuBackend {
 
-  /** Priority offset above the stock CPU backend. */
-  public static final int PRIORITY_OFFSET = 10;
+  private final String executionerClassName;
 
+  /** The CPU backend with {@link SparseFlowOpExecutioner}. */
   public SparseFlowCpuBackend() {
+    this(SparseFlowOpExecutioner.class.getName());
+  }
+
+  /** The CPU backend with the named executioner (a subclass of {@link SparseFlowOpExecutioner}). */
+  public SparseFlowCpuBackend(String executionerClassName) {
     super();
+    this.executionerClassName = executionerClassName;
   }
 
-  @Override
-  public int getPriority() {
-    return super.getPriority() + PRIORITY_OFFSET;
-  }
-
-  @Override
-  public boolean isAvailable() {
-    return !Boolean.getBoolean("sparseflow.backend.disable") && super.isAvailable();
-  }
-
-  /**
-   * Called by {@code Nd4j.initWithBackend} as its last step, when ND4J is fully set up: the safe
-   * point to register the Java ops (doing it earlier re-enters ND4J initialisation through
-   * ImportClassMapping).
-   */
-  @Override
-  public void logBackendInit() {
-    super.logBackendInit();
-    SparseFlowOps.registerAll();
-  }
-
-  /** Name of the executioner class written into the configuration; subclasses may change it. */
-  protected String executionerClassName() {
-    return SparseFlowOpExecutioner.class.getName();
+  /** Name of the executioner class written into the configuration. */
+  public String executionerClassName() {
+    return executionerClassName;
   }
 
   @Override
@@ -63,7 +44,7 @@ public class SparseFlowCpuBackend extends CpuBackend {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read nd4j-native.properties", e);
     }
-    props.setProperty("opexec", executionerClassName());
+    props.setProperty("opexec", executionerClassName);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try {
       props.store(bytes, "nd4j-native.properties with SparseFlow op executioner");

@@ -8,13 +8,15 @@ import org.nd4j.linalg.api.ops.OpContext;
 import org.nd4j.linalg.api.shape.LongShapeDescriptor;
 import org.nd4j.linalg.cpu.nativecpu.ops.NativeOpExecutioner;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.backend.JavaKernelExecutioner;
 
 /**
  * The CPU executioner with one addition: {@link JavaKernelOp}s (forward and shape calculation) run
- * in Java; every other op goes to libnd4j unchanged. Installed by {@link SparseFlowCpuBackend}, or
- * by hand with {@code -Dopexec=org.sparseflow.ops.samediff.SparseFlowOpExecutioner}.
+ * in Java; every other op goes to libnd4j unchanged. Installed by {@link
+ * org.sparseflow.ops.backend.SparseFlowBackend}, or by hand with {@code
+ * -Dopexec=org.sparseflow.ops.samediff.SparseFlowOpExecutioner}.
  */
-public class SparseFlowOpExecutioner extends NativeOpExecutioner {
+public class SparseFlowOpExecutioner extends NativeOpExecutioner implements JavaKernelExecutioner {
 
   public SparseFlowOpExecutioner() {
     super();

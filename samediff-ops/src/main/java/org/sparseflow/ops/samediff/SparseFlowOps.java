@@ -5,11 +5,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import org.nd4j.autodiff.functions.DifferentialFunction;
+import org.nd4j.autodiff.samediff.SDIndex;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.imports.converters.ImportClassMapping;
+import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
@@ -29,8 +32,11 @@ public final class SparseFlowOps {
   /**
    * Puts every {@link JavaKernelOp} found by ServiceLoader into {@code
    * ImportClassMapping.getOpNameMapping()} (by opName), so SameDiff re-creates them by name when it
-   * clones a graph for gradients or loads one. Idempotent; called by the backend, the executioner
-   * and the op classes.
+   * clones a graph for gradients or loads one. Idempotent; called by the op classes and the
+   * sparsifier. Call it before {@code SameDiff.load} of a graph holding SparseFlow ops in a JVM
+   * that has not built one yet: it is not done at ND4J start-up, because initialising ND4J's op
+   * registry prints two ND4J WARN lines ({@code Duplicate TF op mapping found for op Pow /
+   * FloorMod}) in every program, DL4J-only ones included.
    *
    * @return the registered op names
    */
@@ -106,6 +112,9 @@ public final class SparseFlowOps {
           "pattern = null; allowed: a PatternSpec (unstructured, block8..64, n:m)");
     }
     pattern.validate();
+    if (!Backends.javaKernelsRun()) {
+      return denseMasked(sd, name, x, w, mask, bias);
+    }
     int blockSize = pattern.getKind() == MaskPattern.Kind.BLOCK ? pattern.getBlockSize() : 0;
     SDVariable out =
         new SparseMatmulOp(sd, x, w, mask, bias, blockSize, denseWeightGrad).outputVariable();
@@ -125,6 +134,35 @@ public final class SparseFlowOps {
       org.sparseflow.ops.attention.AttentionPattern pattern,
       int blockSize) {
     return SparseAttentionOps.sparseAttention(sd, q, k, v, pattern, blockSize);
+  }
+
+  /**
+   * The same product as ND4J ops, {@code x (W o M) + bias}, for backends whose executioner cannot
+   * run SparseFlow's Java ops (CUDA, or SparseFlow's backend switched off). The weight gradient is
+   * masked, as with the sparse op's default.
+   */
+  private static SDVariable denseMasked(
+      SameDiff sd, String name, SDVariable x, SDVariable w, SDVariable mask, SDVariable bias) {
+    Backends.announceDenseFallback(
+        "the ND4J op executioner "
+            + Nd4j.getExecutioner().getClass().getSimpleName()
+            + " does not run SparseFlow's Java ops");
+    SDVariable wm = w.mul(mask);
+    long[] xs = x.getShape();
+    SDVariable out;
+    if (xs == null || xs.length == 2) {
+      out = x.mmul(wm);
+    } else {
+      // [..., nIn] -> [rows, nIn] x [nIn, nOut] -> [..., nOut]
+      SDVariable shape = sd.shape(x);
+      SDVariable lead = shape.get(SDIndex.interval(0, xs.length - 1));
+      SDVariable nOut = sd.shape(w).get(SDIndex.interval(1, 2));
+      out = x.reshape(-1, xs[xs.length - 1]).mmul(wm).reshape(sd.concat(0, lead, nOut));
+    }
+    if (bias != null) {
+      out = out.add(bias);
+    }
+    return name == null ? out : sd.updateVariableNameAndReference(out, name);
   }
 
   /** Block size of a mask for the op (0 = not block-structured). */

@@ -20,6 +20,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.ops.backend.SparseFlowBackend;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -28,7 +29,7 @@ class SparseMatmulOpTest {
 
   @Test
   void sparseFlowBackendAndExecutionerAreActive() {
-    assertInstanceOf(SparseFlowCpuBackend.class, Nd4j.getBackend());
+    assertInstanceOf(SparseFlowBackend.class, Nd4j.getBackend());
     assertInstanceOf(SparseFlowOpExecutioner.class, Nd4j.getExecutioner());
     SparseFlowOps.registerAll();
     assertTrue(
