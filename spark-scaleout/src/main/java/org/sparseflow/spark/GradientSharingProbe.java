@@ -24,7 +24,7 @@ final class GradientSharingProbe {
   private GradientSharingProbe() {}
 
   /**
-   * Nodes (root excluded) in the mesh this JVM's transport broadcasts to, or -1 when no parameter
+   * Nodes (root included) in the mesh this JVM's transport broadcasts to, or -1 when no parameter
    * server runs here. This is the mesh that {@code BaseTransport.propagateMessage} checks before it
    * logs "Skipping broadcast due to absence of nodes in mesh"; {@code Transport.totalNumberOfNodes}
    * is a separate counter that can already show every node while this mesh is still empty. The
@@ -44,7 +44,7 @@ final class GradientSharingProbe {
       MeshOrganizer mesh = ((Atomic<MeshOrganizer>) f.get(t)).get();
       return mesh == null ? 0 : (int) mesh.totalNodes();
     } catch (ReflectiveOperationException | RuntimeException e) {
-      return t.totalNumberOfNodes() - 1;
+      return t.totalNumberOfNodes();
     }
   }
 

@@ -39,6 +39,12 @@ public final class MaskAudit extends AccumulatorV2<MaskLedger.Observation, MaskA
     /** Gradient sharing: most update messages received from peers during the interval. */
     public long peerUpdates;
 
+    /** Gradient sharing: the executor's parameters after its last audited step (else null). */
+    public float[] lastParams;
+
+    /** Iteration of {@link #lastParams}. */
+    public int lastParamsIteration = -1;
+
     void add(MaskLedger.Observation o) {
       observations++;
       prunedNonZero += o.violations;
@@ -59,6 +65,10 @@ public final class MaskAudit extends AccumulatorV2<MaskLedger.Observation, MaskA
       minMeshNodes = Math.min(minMeshNodes, other.minMeshNodes);
       maxMeshNodes = Math.max(maxMeshNodes, other.maxMeshNodes);
       peerUpdates = Math.max(peerUpdates, other.peerUpdates);
+      if (other.lastParamsIteration > lastParamsIteration) {
+        lastParams = other.lastParams;
+        lastParamsIteration = other.lastParamsIteration;
+      }
     }
 
     ExecutorAudit copy() {
@@ -161,6 +171,15 @@ public final class MaskAudit extends AccumulatorV2<MaskLedger.Observation, MaskA
   public void merge(AccumulatorV2<MaskLedger.Observation, Summary> other) {
     for (Map.Entry<String, ExecutorAudit> e : other.value().byExecutor.entrySet()) {
       summary.byExecutor.computeIfAbsent(e.getKey(), k -> new ExecutorAudit()).merge(e.getValue());
+    }
+  }
+
+  /** Keeps the executor's parameters of its latest step (gradient sharing, see SparkMstTrainer). */
+  public void addParams(String executor, int iteration, float[] params) {
+    ExecutorAudit a = summary.byExecutor.computeIfAbsent(executor, k -> new ExecutorAudit());
+    if (iteration > a.lastParamsIteration) {
+      a.lastParams = params;
+      a.lastParamsIteration = iteration;
     }
   }
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.apache.spark.SparkEnv;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.optimize.api.BaseTrainingListener;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +31,7 @@ public final class MaskGuardListener extends BaseTrainingListener implements Ser
   private final int auditEvery;
   private final MaskAudit audit;
   private int expectedMeshNodes;
+  private boolean collectParams;
   private long peerTimeoutMs = 60_000;
   private transient Long peerUpdatesAtStart;
   private transient boolean peersAwaited;
@@ -73,15 +75,23 @@ public final class MaskGuardListener extends BaseTrainingListener implements Ser
 
   /**
    * Gradient sharing on a cluster: before its first step every executor waits until the
-   * parameter-server mesh it broadcasts to holds {@code nodes} nodes besides the driver's root (one
-   * per training executor), and fails after {@code timeoutMs}. dl4j-spark M2 lets an executor train
-   * as soon as it has joined the root, so without this an early executor can finish a short
-   * interval before its peers join and train alone. 0 disables the wait (parameter averaging, local
-   * mode).
+   * parameter-server mesh it broadcasts to holds {@code nodes} nodes (the driver's root and one per
+   * training executor), and fails after {@code timeoutMs}. dl4j-spark M2 lets an executor train as
+   * soon as it has joined the root, so without this an early executor can finish a short interval
+   * before its peers join and train alone. 0 disables the wait (parameter averaging, local mode).
    */
   public MaskGuardListener awaitMesh(int nodes, long timeoutMs) {
     this.expectedMeshNodes = nodes;
     this.peerTimeoutMs = timeoutMs;
+    return this;
+  }
+
+  /**
+   * Sends the worker's parameters after each audited step to the driver with the audit (gradient
+   * sharing: the driver adopts the executors' parameters after the interval).
+   */
+  public MaskGuardListener collectParams(boolean collect) {
+    this.collectParams = collect;
     return this;
   }
 
@@ -166,6 +176,10 @@ public final class MaskGuardListener extends BaseTrainingListener implements Ser
       MaskLedger.record(o);
       if (audit != null) {
         audit.add(o);
+        if (collectParams) {
+          audit.addParams(
+              o.executor, iteration, model.params().castTo(DataType.FLOAT).dup().data().asFloat());
+        }
       }
       if (viol > 0 || !match) {
         LOG.warn(

@@ -21,6 +21,7 @@ import org.deeplearning4j.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.deeplearning4j.spark.impl.paramavg.ParameterAveragingTrainingMaster;
 import org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster;
 import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.MstConfig;
@@ -299,12 +300,14 @@ public final class SparkMstTrainer {
         int executors = trainingExecutors(tm);
         spark.setListeners(
             new MaskGuardListener(runId, i, mst.digests(), auditEvery, audit)
-                .awaitMesh(executors > 1 && requirePeers ? executors : 0, peerTimeoutMs));
+                .awaitMesh(executors > 1 && requirePeers ? executors + 1 : 0, peerTimeoutMs)
+                .collectParams(executors > 1));
         spark.fit(chunk);
         MaskAudit.Summary workers = audit.value().copy();
         LOG.info("MST interval {} worker audit: {}", i, workers);
         if (tm instanceof SharedTrainingMaster) {
           checkExchange(i, workers, executors);
+          adoptExecutorParams(i, workers);
         }
         // parameter averaging reports the workers' mean score on the Spark wrapper, gradient
         // sharing on the network
@@ -390,6 +393,56 @@ public final class SparkMstTrainer {
           none,
           workers);
     }
+  }
+
+  /**
+   * Gradient sharing across JVMs: the driver takes the mean of the executors' final parameters.
+   * dl4j-spark M2 leaves the driver's network to the updates its mesh root receives, and with one
+   * parameter-server restart per interval the root missed most of them (measured: the driver's
+   * network barely trained while the executors did). The executors apply the same shared updates,
+   * so their parameters differ only by updates still in flight; the spread is logged.
+   */
+  private void adoptExecutorParams(int interval, MaskAudit.Summary workers) {
+    List<float[]> params = new ArrayList<>();
+    for (MaskAudit.ExecutorAudit a : workers.byExecutor.values()) {
+      if (a.lastParams != null && a.lastParams.length == net.numParams()) {
+        params.add(a.lastParams);
+      }
+    }
+    if (params.isEmpty()) {
+      return;
+    }
+    int n = params.get(0).length;
+    double[] mean = new double[n];
+    for (float[] p : params) {
+      for (int k = 0; k < n; k++) {
+        mean[k] += p[k] / (double) params.size();
+      }
+    }
+    double norm = 0;
+    double spread = 0;
+    for (float[] p : params) {
+      double d = 0;
+      for (int k = 0; k < n; k++) {
+        d += (p[k] - mean[k]) * (p[k] - mean[k]);
+      }
+      spread = Math.max(spread, Math.sqrt(d));
+    }
+    for (int k = 0; k < n; k++) {
+      norm += mean[k] * mean[k];
+    }
+    net.params()
+        .assign(
+            Nd4j.createFromArray(mean)
+                .castTo(net.params().dataType())
+                .reshape(net.params().shape()));
+    LOG.info(
+        "MST interval {} gradient sharing: driver adopts the mean of {} executors' parameters"
+            + " (largest distance to the mean {} of norm {})",
+        interval,
+        params.size(),
+        spread,
+        Math.sqrt(norm));
   }
 
   /**
