@@ -2,6 +2,8 @@ package org.sparseflow.spark;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
@@ -100,6 +102,21 @@ public final class MaskedWeights {
     }
     h ^= v.length;
     h *= 0x100000001b3L;
+    return h;
+  }
+
+  /**
+   * One digest for a whole topology: FNV-1a over the weight names and their mask digests, in name
+   * order.
+   */
+  public static long combined(Map<String, Long> digests) {
+    long h = 0xcbf29ce484222325L;
+    for (Map.Entry<String, Long> e : new TreeMap<>(digests).entrySet()) {
+      h ^= e.getKey().hashCode();
+      h *= 0x100000001b3L;
+      h ^= e.getValue();
+      h *= 0x100000001b3L;
+    }
     return h;
   }
 }

@@ -217,7 +217,8 @@ public final class ParallelMstTrainer {
                 () ->
                     DenseGradients.local(
                         net, mst.core().config(), gradData.iterator(), gradientBatches));
-        SparkMstTrainer.IntervalLog entry = new SparkMstTrainer.IntervalLog(i, score, leaked, res);
+        SparkMstTrainer.IntervalLog entry =
+            new SparkMstTrainer.IntervalLog(i, score, leaked, res, null);
         log.add(entry);
         LOG.info("parallel-wrapper MST {}", entry);
         boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;

@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,9 @@ import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.spark.api.TrainingMaster;
 import org.deeplearning4j.spark.impl.multilayer.SparkDl4jMultiLayer;
 import org.deeplearning4j.spark.impl.paramavg.ParameterAveragingTrainingMaster;
+import org.deeplearning4j.spark.parameterserver.training.SharedTrainingMaster;
 import org.nd4j.linalg.dataset.DataSet;
+import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.MstConfig;
@@ -62,11 +65,23 @@ public final class SparkMstTrainer {
     public final long driverViolations;
     public final DriverMst.IntervalResult mst;
 
-    IntervalLog(int interval, double score, long driverViolations, DriverMst.IntervalResult mst) {
+    /**
+     * What the workers reported from their executors during this interval (null for
+     * ParallelWrapper, whose workers share the driver's JVM and {@link MaskLedger}).
+     */
+    public final MaskAudit.Summary audit;
+
+    IntervalLog(
+        int interval,
+        double score,
+        long driverViolations,
+        DriverMst.IntervalResult mst,
+        MaskAudit.Summary audit) {
       this.interval = interval;
       this.score = score;
       this.driverViolations = driverViolations;
       this.mst = mst;
+      this.audit = audit;
     }
 
     @Override
@@ -93,6 +108,10 @@ public final class SparkMstTrainer {
   private int gradientBatchesPerPartition = 1;
   private int auditEvery = 1;
   private int stopAfterIntervals = Integer.MAX_VALUE;
+  private boolean requirePeers = true;
+  private long peerTimeoutMs = 60_000;
+  private long peerUpdatesThisFit;
+  private int exchangeChecks;
   private final List<IntervalLog> log = new ArrayList<>();
 
   /**
@@ -201,6 +220,28 @@ public final class SparkMstTrainer {
     return this;
   }
 
+  /**
+   * Gradient sharing: fail when executors in different JVMs received no updates from each other
+   * (default true). Without an exchange each executor trains alone on its share of the data.
+   */
+  public SparkMstTrainer requirePeers(boolean require) {
+    this.requirePeers = require;
+    return this;
+  }
+
+  /**
+   * Gradient sharing: how long an executor waits for its peers to join the mesh before its first
+   * step, then fails (default 60 s).
+   */
+  public SparkMstTrainer peerTimeout(Duration timeout) {
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException(
+          "peerTimeout = " + timeout + " is invalid; allowed: a positive duration");
+    }
+    this.peerTimeoutMs = timeout.toMillis();
+    return this;
+  }
+
   public MultiLayerNetwork network() {
     return net;
   }
@@ -241,16 +282,33 @@ public final class SparkMstTrainer {
     }
     long perInterval = (long) deltaT * numWorkers;
     int first = (int) (mst.core().step() / deltaT);
+    peerUpdatesThisFit = 0;
+    exchangeChecks = 0;
     int done = 0;
     try {
       for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
         long start = (i * perInterval) % n;
         JavaRDD<DataSet> chunk = chunk(indexed, start, perInterval, n);
         TrainingMaster<?, ?> tm = masters.get();
+        if (tm instanceof SharedTrainingMaster && !sc.isLocal()) {
+          chunk = chunk.mapPartitions(new ParameterServerReset(runId + "-" + i), true);
+        }
         warnIfUpdaterNotAveraged(tm);
         SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc, net, tm);
-        spark.setListeners(new MaskGuardListener(runId, i, mst.digests(), auditEvery));
+        MaskAudit audit = new MaskAudit();
+        sc.sc().register(audit, "sparseflow-mask-audit-" + i);
+        int executors = trainingExecutors(tm);
+        spark.setListeners(
+            new MaskGuardListener(runId, i, mst.digests(), auditEvery, audit)
+                .awaitMesh(executors > 1 && requirePeers ? executors + 1 : 0, peerTimeoutMs)
+                .collectParams(executors > 1));
         spark.fit(chunk);
+        MaskAudit.Summary workers = audit.value().copy();
+        LOG.info("MST interval {} worker audit: {}", i, workers);
+        if (tm instanceof SharedTrainingMaster) {
+          checkExchange(i, workers, executors);
+          adoptExecutorParams(i, workers);
+        }
         // parameter averaging reports the workers' mean score on the Spark wrapper, gradient
         // sharing on the network
         double score = spark.getScore() != 0.0 ? spark.getScore() : net.score();
@@ -268,7 +326,7 @@ public final class SparkMstTrainer {
                 () ->
                     DenseGradients.spark(
                         sc, gradData, net, mst.core().config(), gradientBatchesPerPartition));
-        IntervalLog entry = new IntervalLog(i, score, leaked, res);
+        IntervalLog entry = new IntervalLog(i, score, leaked, res, workers);
         log.add(entry);
         LOG.info("spark MST {}", entry);
         boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
@@ -281,7 +339,123 @@ public final class SparkMstTrainer {
     } finally {
       indexed.unpersist(false);
     }
+    if (exchangeChecks > 0 && peerUpdatesThisFit == 0) {
+      throw new IllegalStateException(
+          "gradient sharing: the executors formed a mesh but none received a single update from"
+              + " its peers in "
+              + exchangeChecks
+              + " intervals, so every executor trained alone. Give each executor its own"
+              + " transport port (VoidConfiguration.portSupplier(new ExecutorPortSupplier(base)))"
+              + " and open the UDP ports between the hosts; see docs/scale-out.md.");
+    }
     return net;
+  }
+
+  /**
+   * Gradient sharing across JVMs must exchange: every executor that trained has to have received
+   * updates from its peers. One executor (or local mode, where all workers share one JVM) needs no
+   * peers.
+   */
+  private void checkExchange(int interval, MaskAudit.Summary workers, int executors) {
+    if (!requirePeers || executors < 2) {
+      return;
+    }
+    exchangeChecks++;
+    if (workers.byExecutor.size() < executors) {
+      throw new IllegalStateException(
+          "gradient sharing, interval "
+              + interval
+              + ": "
+              + workers.byExecutor.size()
+              + " of "
+              + executors
+              + " executors reported training steps (an executor whose peers never joined stops"
+              + " before its first step; see its log). Audit: "
+              + workers);
+    }
+    long received = 0;
+    List<String> none = new ArrayList<>();
+    for (Map.Entry<String, MaskAudit.ExecutorAudit> e : workers.byExecutor.entrySet()) {
+      received += e.getValue().peerUpdates;
+      if (e.getValue().peerUpdates == 0) {
+        none.add(e.getKey());
+      }
+    }
+    peerUpdatesThisFit += received;
+    if (!none.isEmpty()) {
+      // the mesh had formed (every executor waited for it), but these executors finished their
+      // steps before a peer's first update arrived: a short interval and executors that start
+      // at different times
+      LOG.warn(
+          "gradient sharing, interval {}: executors {} received no update from their peers"
+              + " (their peers started late); the others did: {}",
+          interval,
+          none,
+          workers);
+    }
+  }
+
+  /**
+   * Gradient sharing across JVMs: the driver takes the mean of the executors' final parameters.
+   * dl4j-spark M2 leaves the driver's network to the updates its mesh root receives, and with one
+   * parameter-server restart per interval the root missed most of them (measured: the driver's
+   * network barely trained while the executors did). The executors apply the same shared updates,
+   * so their parameters differ only by updates still in flight; the spread is logged.
+   */
+  private void adoptExecutorParams(int interval, MaskAudit.Summary workers) {
+    List<float[]> params = new ArrayList<>();
+    for (MaskAudit.ExecutorAudit a : workers.byExecutor.values()) {
+      if (a.lastParams != null && a.lastParams.length == net.numParams()) {
+        params.add(a.lastParams);
+      }
+    }
+    if (params.isEmpty()) {
+      return;
+    }
+    int n = params.get(0).length;
+    double[] mean = new double[n];
+    for (float[] p : params) {
+      for (int k = 0; k < n; k++) {
+        mean[k] += p[k] / (double) params.size();
+      }
+    }
+    double norm = 0;
+    double spread = 0;
+    for (float[] p : params) {
+      double d = 0;
+      for (int k = 0; k < n; k++) {
+        d += (p[k] - mean[k]) * (p[k] - mean[k]);
+      }
+      spread = Math.max(spread, Math.sqrt(d));
+    }
+    for (int k = 0; k < n; k++) {
+      norm += mean[k] * mean[k];
+    }
+    net.params()
+        .assign(
+            Nd4j.createFromArray(mean)
+                .castTo(net.params().dataType())
+                .reshape(net.params().shape()));
+    LOG.info(
+        "MST interval {} gradient sharing: driver adopts the mean of {} executors' parameters"
+            + " (largest distance to the mean {} of norm {})",
+        interval,
+        params.size(),
+        spread,
+        Math.sqrt(norm));
+  }
+
+  /**
+   * Executor JVMs that train with gradient sharing: the cluster's executors (the driver's entry
+   * excluded), at most one per partition. 0 for parameter averaging and in local mode, where every
+   * worker shares the driver's JVM.
+   */
+  private int trainingExecutors(TrainingMaster<?, ?> tm) {
+    if (!(tm instanceof SharedTrainingMaster) || sc.isLocal()) {
+      return 0;
+    }
+    int executors = sc.sc().statusTracker().getExecutorInfos().length - 1;
+    return Math.min(executors, numWorkers);
   }
 
   private boolean warnedUpdater;

@@ -1,5 +1,6 @@
 /**
- * MST on Apache Spark (parameter averaging and gradient sharing) and on ParallelWrapper: topology
- * decisions on the driver, masks identical on every worker, and the audits that check it.
+ * Mixed Sparsity Training on Apache Spark (dl4j-spark parameter averaging and gradient sharing) and
+ * ParallelWrapper: one topology decision per interval on the driver, masks broadcast with the
+ * parameters, worker audits that reach the driver, checkpoint and resume.
  */
 package org.sparseflow.spark;

@@ -125,6 +125,11 @@ class SparkMstTrainerTest {
     }
     for (SparkMstTrainer.IntervalLog l : t.log()) {
       assertEquals(0, l.driverViolations, "averaged parameters had nonzero pruned weights: " + l);
+      // the same observations, carried to the driver by the interval's accumulator
+      assertTrue(l.audit.observations() > 0, "no audit reached the driver: " + l);
+      assertEquals(0, l.audit.prunedNonZero(), "audit: pruned weights nonzero " + l);
+      assertEquals(0, l.audit.maskMismatches(), "audit: masks differ from the driver's " + l);
+      assertEquals(1, l.audit.maskDigests().size(), "audit: one topology per interval " + l);
     }
   }
 
