@@ -26,7 +26,9 @@ final class DenseReasons {
       inner = l.getUnderlying();
     }
     String type = inner.getClass().getSimpleName();
-    if (inner instanceof BaseRecurrentLayer || type.contains("GRU") || type.contains("Rnn")) {
+    // RnnOutputLayer is a per-time-step dense layer, not a recurrent one: match the classes, not
+    // "Rnn"
+    if (inner instanceof BaseRecurrentLayer || type.contains("GRU")) {
       return "recurrent (" + type + ")";
     }
     if (inner instanceof ConvolutionLayer || type.contains("Convolution")) {
