@@ -21,11 +21,13 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * distribution: ERK           # UNIFORM | ER | ERK (RigL, arXiv 1911.11134, dense fallback)
  * initialMask: MAGNITUDE      # RANDOM | MAGNITUDE
  * seed: 42
- * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq", SameDiff var names)
+ * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
+ * SameDiff var names)
  * exclude: [...]              # default: embeddings and layer norms
  * keepFirstDense: true
  * keepLastDense: true
- * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention: false}
+ * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
+ * false}
  * mst: {...}                  # opaque, owned by the mst-scheduler
  * </pre>
  *

@@ -230,6 +230,7 @@ public final class SparseAttention {
   }
 
   /** Computes the forward pass into new arrays. */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   public static Result forward(
       INDArray q, INDArray k, INDArray v, BlockLayout layout, double scale) {
     Geometry g = new Geometry(q, k, v, layout, scale);
@@ -247,6 +248,7 @@ public final class SparseAttention {
    * Forward pass writing into caller-provided {@code out [B,H,T,D]} and {@code lse [B,H,T]} (used
    * by the SameDiff op). Validates all inputs, including NaN/infinity.
    */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   public static void forwardInto(
       INDArray q,
       INDArray k,
@@ -809,6 +811,7 @@ public final class SparseAttention {
    * Backward pass from the forward output {@code out} and log-sum-exp {@code lse}; returns new
    * arrays.
    */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   public static Grads backward(
       INDArray q,
       INDArray k,
@@ -832,6 +835,7 @@ public final class SparseAttention {
   }
 
   /** Backward pass writing into caller-provided {@code dq, dk, dv} (overwritten). */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   public static void backwardInto(
       INDArray q,
       INDArray k,
