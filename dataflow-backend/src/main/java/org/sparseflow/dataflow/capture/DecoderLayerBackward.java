@@ -1,0 +1,310 @@
+package org.sparseflow.dataflow.capture;
+
+import java.util.List;
+import org.sparseflow.dataflow.graph.OpGraph;
+import org.sparseflow.dataflow.graph.OpKind;
+import org.sparseflow.dataflow.graph.Phase;
+import org.sparseflow.dataflow.graph.SparsityInfo;
+import org.sparseflow.dataflow.graph.Tensor;
+
+/**
+ * The backward pass of one decoder layer: the gradients of its MLP, attention projection, attention
+ * core and QKV projection, in reverse order of the forward, with the recomputation that the spec's
+ * activation checkpointing asks for.
+ */
+final class DecoderLayerBackward {
+  private final GraphEmitter e;
+  private final DecoderLayerForward forward;
+
+  DecoderLayerBackward(GraphEmitter e, DecoderLayerForward forward) {
+    this.e = e;
+    this.forward = forward;
+  }
+
+  /** Emits layer l's backward given the gradient dx of its output; returns its input's gradient. */
+  Tensor run(LayerTensors saved, int l, Tensor dx) {
+    GptSpec s = e.spec;
+    OpGraph.Builder g = e.g;
+    long tokens = e.tokens;
+    long d = e.d;
+    long hd = e.hd;
+    long T = s.getSeq();
+    long B = s.getBatch();
+    long H = s.getHeads();
+    long ffn = s.getFfn();
+    Phase BW = Phase.BACKWARD;
+    LayerTensors L = saved;
+    if (s.getRecompute().equals("full")) {
+      // activation checkpointing: only the layer input was kept; rerun the layer forward first
+      LayerTensors R = saved.copyWeights();
+      forward.run(R, l, L.x, BW, "recompute");
+      L = R;
+    }
+    String p = "L" + l + ".";
+    SparsityInfo sq = L.wqkv.sparsity(),
+        so = L.wo.sparsity(),
+        s1 = L.w1.sparsity(),
+        s2 = L.w2.sparsity();
+    Tensor dx2 = dx;
+    // MLP
+    Tensor db2 = e.grad(L.bb2);
+    g.op(
+        p + "fc2_bias.bwd",
+        "reduce_sum",
+        OpKind.REDUCTION,
+        BW,
+        l,
+        tokens * d,
+        List.of(dx2),
+        List.of(db2));
+    Tensor dgl = e.act(p + "dgelu", tokens, ffn);
+    g.op(
+        p + "fc2.bwd_dx",
+        GraphEmitter.linOp(s2) + "_bp",
+        GraphEmitter.linKind(s2),
+        BW,
+        l,
+        2.0 * tokens * ffn * d * s2.density(),
+        List.of(dx2, L.w2),
+        List.of(dgl),
+        s2);
+    Tensor dw2 = e.grad(L.w2);
+    g.op(
+        p + "fc2.bwd_dw",
+        GraphEmitter.linOp(s2) + "_bp",
+        GraphEmitter.linKind(s2),
+        BW,
+        l,
+        2.0 * tokens * ffn * d * s2.density(),
+        List.of(L.gl, dx2),
+        List.of(dw2),
+        s2);
+    Tensor dfb = e.act(p + "dfb", tokens, ffn);
+    g.op(
+        p + "gelu.bwd",
+        "gelu_bp",
+        OpKind.ACTIVATION,
+        BW,
+        l,
+        12.0 * tokens * ffn,
+        List.of(dgl, L.fb),
+        List.of(dfb));
+    Tensor db1 = e.grad(L.bb1);
+    g.op(
+        p + "fc1_bias.bwd",
+        "reduce_sum",
+        OpKind.REDUCTION,
+        BW,
+        l,
+        (double) tokens * ffn,
+        List.of(dfb),
+        List.of(db1));
+    Tensor dh2 = e.act(p + "dh2", tokens, d);
+    g.op(
+        p + "fc1.bwd_dx",
+        GraphEmitter.linOp(s1) + "_bp",
+        GraphEmitter.linKind(s1),
+        BW,
+        l,
+        2.0 * tokens * d * ffn * s1.density(),
+        List.of(dfb, L.w1),
+        List.of(dh2),
+        s1);
+    Tensor dw1 = e.grad(L.w1);
+    g.op(
+        p + "fc1.bwd_dw",
+        GraphEmitter.linOp(s1) + "_bp",
+        GraphEmitter.linKind(s1),
+        BW,
+        l,
+        2.0 * tokens * d * ffn * s1.density(),
+        List.of(L.h2, dfb),
+        List.of(dw1),
+        s1);
+    Tensor dx1a = e.act(p + "dx1a", tokens, d);
+    Tensor dg2 = e.grad(L.g2), dbe2 = e.grad(L.b2);
+    g.op(
+        p + "ln2.bwd",
+        "layer_norm_bp",
+        OpKind.NORM,
+        BW,
+        l,
+        10.0 * tokens * d,
+        List.of(dh2, L.x1, L.g2),
+        List.of(dx1a, dg2, dbe2));
+    Tensor dx1 = e.act(p + "dx1", tokens, d);
+    g.op(
+        p + "resid2.bwd",
+        "add",
+        OpKind.ELEMENTWISE,
+        BW,
+        l,
+        tokens * d,
+        List.of(dx1a, dx2),
+        List.of(dx1));
+    // attention output projection
+    Tensor dbo = e.grad(L.bo);
+    g.op(
+        p + "proj_bias.bwd",
+        "reduce_sum",
+        OpKind.REDUCTION,
+        BW,
+        l,
+        tokens * d,
+        List.of(dx1),
+        List.of(dbo));
+    Tensor dctxm = e.act(p + "dctxm", tokens, d);
+    g.op(
+        p + "proj.bwd_dx",
+        GraphEmitter.linOp(so) + "_bp",
+        GraphEmitter.linKind(so),
+        BW,
+        l,
+        2.0 * tokens * d * d * so.density(),
+        List.of(dx1, L.wo),
+        List.of(dctxm),
+        so);
+    Tensor dwo = e.grad(L.wo);
+    g.op(
+        p + "proj.bwd_dw",
+        GraphEmitter.linOp(so) + "_bp",
+        GraphEmitter.linKind(so),
+        BW,
+        l,
+        2.0 * tokens * d * d * so.density(),
+        List.of(L.ctxm, dx1),
+        List.of(dwo),
+        so);
+    Tensor dctx = e.act(p + "dctx", B, H, T, hd);
+    g.op(p + "merge_heads.bwd", "permute", OpKind.LAYOUT, BW, l, 0, List.of(dctxm), List.of(dctx));
+    // attention core
+    Tensor probs =
+        s.getRecompute().equals("attention")
+            ? forward.attention(p, l, BW, L.q, L.k, "recompute")
+            : L.p;
+    Tensor dp = e.act(p + "dprobs", B, H, T, T);
+    g.op(
+        p + "context.bwd_dp",
+        "matmul_bp",
+        OpKind.BATCHED_MATMUL,
+        BW,
+        l,
+        2.0 * B * H * T * T * hd,
+        List.of(dctx, L.v),
+        List.of(dp));
+    Tensor dv = e.act(p + "dv", B, H, T, hd);
+    g.op(
+        p + "context.bwd_dv",
+        "matmul_bp",
+        OpKind.BATCHED_MATMUL,
+        BW,
+        l,
+        2.0 * B * H * T * T * hd,
+        List.of(probs, dctx),
+        List.of(dv));
+    Tensor dsm = e.act(p + "dscores_masked", B, H, T, T);
+    g.op(
+        p + "softmax.bwd",
+        "softmax_bp",
+        OpKind.SOFTMAX,
+        BW,
+        l,
+        4.0 * B * H * T * T,
+        List.of(dp, probs),
+        List.of(dsm));
+    Tensor ds = e.act(p + "dscores", B, H, T, T);
+    g.op(
+        p + "scale_mask.bwd",
+        "mul",
+        OpKind.ELEMENTWISE,
+        BW,
+        l,
+        1.0 * B * H * T * T,
+        List.of(dsm),
+        List.of(ds));
+    Tensor dq = e.act(p + "dq", B, H, T, hd);
+    g.op(
+        p + "scores.bwd_dq",
+        "matmul_bp",
+        OpKind.BATCHED_MATMUL,
+        BW,
+        l,
+        2.0 * B * H * T * T * hd,
+        List.of(ds, L.k),
+        List.of(dq));
+    Tensor dk = e.act(p + "dk", B, H, T, hd);
+    g.op(
+        p + "scores.bwd_dk",
+        "matmul_bp",
+        OpKind.BATCHED_MATMUL,
+        BW,
+        l,
+        2.0 * B * H * T * T * hd,
+        List.of(ds, L.q),
+        List.of(dk));
+    Tensor dqkvb = e.act(p + "dqkvb", tokens, 3 * d);
+    g.op(
+        p + "split_heads.bwd",
+        "concat",
+        OpKind.LAYOUT,
+        BW,
+        l,
+        0,
+        List.of(dq, dk, dv),
+        List.of(dqkvb));
+    Tensor dbqkv = e.grad(L.bqkv);
+    g.op(
+        p + "qkv_bias.bwd",
+        "reduce_sum",
+        OpKind.REDUCTION,
+        BW,
+        l,
+        tokens * 3.0 * d,
+        List.of(dqkvb),
+        List.of(dbqkv));
+    Tensor dh1 = e.act(p + "dh1", tokens, d);
+    g.op(
+        p + "qkv.bwd_dx",
+        GraphEmitter.linOp(sq) + "_bp",
+        GraphEmitter.linKind(sq),
+        BW,
+        l,
+        2.0 * tokens * d * 3 * d * sq.density(),
+        List.of(dqkvb, L.wqkv),
+        List.of(dh1),
+        sq);
+    Tensor dwqkv = e.grad(L.wqkv);
+    g.op(
+        p + "qkv.bwd_dw",
+        GraphEmitter.linOp(sq) + "_bp",
+        GraphEmitter.linKind(sq),
+        BW,
+        l,
+        2.0 * tokens * d * 3 * d * sq.density(),
+        List.of(L.h1, dqkvb),
+        List.of(dwqkv),
+        sq);
+    Tensor dxa = e.act(p + "dxa", tokens, d);
+    Tensor dg1 = e.grad(L.g1), dbe1 = e.grad(L.b1);
+    g.op(
+        p + "ln1.bwd",
+        "layer_norm_bp",
+        OpKind.NORM,
+        BW,
+        l,
+        10.0 * tokens * d,
+        List.of(dh1, L.x, L.g1),
+        List.of(dxa, dg1, dbe1));
+    Tensor dxIn = e.act(p + "dx", tokens, d);
+    g.op(
+        p + "resid1.bwd",
+        "add",
+        OpKind.ELEMENTWISE,
+        BW,
+        l,
+        tokens * d,
+        List.of(dxa, dx1),
+        List.of(dxIn));
+    return dxIn;
+  }
+}
