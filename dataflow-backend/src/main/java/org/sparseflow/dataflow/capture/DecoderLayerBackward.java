@@ -23,28 +23,29 @@ final class DecoderLayerBackward {
 
   /** Emits layer l's backward given the gradient dx of its output; returns its input's gradient. */
   Tensor run(LayerTensors saved, int l, Tensor dx) {
-    GptSpec s = e.spec;
-    OpGraph.Builder g = e.g;
-    long tokens = e.tokens;
-    long d = e.d;
-    long hd = e.hd;
-    long T = s.getSeq();
-    long B = s.getBatch();
-    long H = s.getHeads();
-    long ffn = s.getFfn();
-    Phase BW = Phase.BACKWARD;
     LayerTensors L = saved;
-    if (s.getRecompute().equals("full")) {
+    if (e.spec.getRecompute().equals("full")) {
       // activation checkpointing: only the layer input was kept; rerun the layer forward first
       LayerTensors R = saved.copyWeights();
-      forward.run(R, l, L.x, BW, "recompute");
+      forward.run(R, l, L.x, Phase.BACKWARD, "recompute");
       L = R;
     }
     String p = "L" + l + ".";
-    SparsityInfo sq = L.wqkv.sparsity(),
-        so = L.wo.sparsity(),
-        s1 = L.w1.sparsity(),
-        s2 = L.w2.sparsity();
+    Tensor dx1 = mlp(L, l, p, dx);
+    return attention(L, l, p, dx1);
+  }
+
+  /**
+   * The MLP half, fc2 down to the second LayerNorm; returns the gradient of the attention output.
+   */
+  private Tensor mlp(LayerTensors L, int l, String p, Tensor dx) {
+    OpGraph.Builder g = e.g;
+    long tokens = e.tokens;
+    long d = e.d;
+    long ffn = e.spec.getFfn();
+    Phase BW = Phase.BACKWARD;
+    SparsityInfo s1 = L.w1.sparsity();
+    SparsityInfo s2 = L.w2.sparsity();
     Tensor dx2 = dx;
     // MLP
     Tensor db2 = e.grad(L.bb2);
@@ -142,6 +143,24 @@ final class DecoderLayerBackward {
         tokens * d,
         List.of(dx1a, dx2),
         List.of(dx1));
+    return dx1;
+  }
+
+  /**
+   * The attention half, output projection down to the first LayerNorm; returns the input gradient.
+   */
+  private Tensor attention(LayerTensors L, int l, String p, Tensor dx1) {
+    GptSpec s = e.spec;
+    OpGraph.Builder g = e.g;
+    long tokens = e.tokens;
+    long d = e.d;
+    long hd = e.hd;
+    long T = s.getSeq();
+    long B = s.getBatch();
+    long H = s.getHeads();
+    Phase BW = Phase.BACKWARD;
+    SparsityInfo sq = L.wqkv.sparsity();
+    SparsityInfo so = L.wo.sparsity();
     // attention output projection
     Tensor dbo = e.grad(L.bo);
     g.op(
