@@ -177,7 +177,13 @@ public final class GptGraphBuilder {
         List.of(dwteHead, dwteEmb),
         List.of(dwte));
 
-    // ---- optimizer: Adam with fp32 master weights, one update per parameter tensor ----
+    optimizer();
+    return g.build();
+  }
+
+  /** Adam with fp32 master weights, one update per parameter tensor. */
+  private void optimizer() {
+    OpGraph.Builder g = e.g;
     for (int i = 0; i < e.params.size(); i++) {
       Tensor w = e.params.get(i);
       Tensor dw = e.findGrad(w);
@@ -237,6 +243,5 @@ public final class GptGraphBuilder {
           List.of(wNew, masterNew, mNew, vNew),
           w.sparsity());
     }
-    return g.build();
   }
 }
