@@ -4,7 +4,6 @@ import java.util.List;
 import org.sparseflow.dataflow.graph.OpGraph;
 import org.sparseflow.dataflow.graph.OpKind;
 import org.sparseflow.dataflow.graph.Phase;
-import org.sparseflow.dataflow.graph.SparsityInfo;
 import org.sparseflow.dataflow.graph.Tensor;
 
 /**
@@ -44,42 +43,12 @@ final class DecoderLayerBackward {
     long d = e.d;
     long ffn = e.spec.getFfn();
     Phase BW = Phase.BACKWARD;
-    SparsityInfo s1 = L.w1.sparsity();
-    SparsityInfo s2 = L.w2.sparsity();
     Tensor dx2 = dx;
     // MLP
-    Tensor db2 = e.grad(L.bb2);
-    g.op(
-        p + "fc2_bias.bwd",
-        "reduce_sum",
-        OpKind.REDUCTION,
-        BW,
-        l,
-        tokens * d,
-        List.of(dx2),
-        List.of(db2));
-    Tensor dgl = e.act(p + "dgelu", tokens, ffn);
-    g.op(
-        p + "fc2.bwd_dx",
-        GraphEmitter.linOp(s2) + "_bp",
-        GraphEmitter.linKind(s2),
-        BW,
-        l,
-        2.0 * tokens * ffn * d * s2.density(),
-        List.of(dx2, L.w2),
-        List.of(dgl),
-        s2);
-    Tensor dw2 = e.grad(L.w2);
-    g.op(
-        p + "fc2.bwd_dw",
-        GraphEmitter.linOp(s2) + "_bp",
-        GraphEmitter.linKind(s2),
-        BW,
-        l,
-        2.0 * tokens * ffn * d * s2.density(),
-        List.of(L.gl, dx2),
-        List.of(dw2),
-        s2);
+    e.biasBackward(p + "fc2_bias.bwd", l, dx2, L.bb2, tokens * d);
+    Tensor dgl =
+        e.linearBackward(
+            p + "fc2", l, dx2, L.w2, L.gl, e.act(p + "dgelu", tokens, ffn), tokens * ffn * d);
     Tensor dfb = e.act(p + "dfb", tokens, ffn);
     g.op(
         p + "gelu.bwd",
@@ -90,38 +59,10 @@ final class DecoderLayerBackward {
         12.0 * tokens * ffn,
         List.of(dgl, L.fb),
         List.of(dfb));
-    Tensor db1 = e.grad(L.bb1);
-    g.op(
-        p + "fc1_bias.bwd",
-        "reduce_sum",
-        OpKind.REDUCTION,
-        BW,
-        l,
-        (double) tokens * ffn,
-        List.of(dfb),
-        List.of(db1));
-    Tensor dh2 = e.act(p + "dh2", tokens, d);
-    g.op(
-        p + "fc1.bwd_dx",
-        GraphEmitter.linOp(s1) + "_bp",
-        GraphEmitter.linKind(s1),
-        BW,
-        l,
-        2.0 * tokens * d * ffn * s1.density(),
-        List.of(dfb, L.w1),
-        List.of(dh2),
-        s1);
-    Tensor dw1 = e.grad(L.w1);
-    g.op(
-        p + "fc1.bwd_dw",
-        GraphEmitter.linOp(s1) + "_bp",
-        GraphEmitter.linKind(s1),
-        BW,
-        l,
-        2.0 * tokens * d * ffn * s1.density(),
-        List.of(L.h2, dfb),
-        List.of(dw1),
-        s1);
+    e.biasBackward(p + "fc1_bias.bwd", l, dfb, L.bb1, (double) tokens * ffn);
+    Tensor dh2 =
+        e.linearBackward(
+            p + "fc1", l, dfb, L.w1, L.h2, e.act(p + "dh2", tokens, d), tokens * d * ffn);
     Tensor dx1a = e.act(p + "dx1a", tokens, d);
     Tensor dg2 = e.grad(L.g2), dbe2 = e.grad(L.b2);
     g.op(
@@ -159,41 +100,11 @@ final class DecoderLayerBackward {
     long B = s.getBatch();
     long H = s.getHeads();
     Phase BW = Phase.BACKWARD;
-    SparsityInfo sq = L.wqkv.sparsity();
-    SparsityInfo so = L.wo.sparsity();
     // attention output projection
-    Tensor dbo = e.grad(L.bo);
-    g.op(
-        p + "proj_bias.bwd",
-        "reduce_sum",
-        OpKind.REDUCTION,
-        BW,
-        l,
-        tokens * d,
-        List.of(dx1),
-        List.of(dbo));
-    Tensor dctxm = e.act(p + "dctxm", tokens, d);
-    g.op(
-        p + "proj.bwd_dx",
-        GraphEmitter.linOp(so) + "_bp",
-        GraphEmitter.linKind(so),
-        BW,
-        l,
-        2.0 * tokens * d * d * so.density(),
-        List.of(dx1, L.wo),
-        List.of(dctxm),
-        so);
-    Tensor dwo = e.grad(L.wo);
-    g.op(
-        p + "proj.bwd_dw",
-        GraphEmitter.linOp(so) + "_bp",
-        GraphEmitter.linKind(so),
-        BW,
-        l,
-        2.0 * tokens * d * d * so.density(),
-        List.of(L.ctxm, dx1),
-        List.of(dwo),
-        so);
+    e.biasBackward(p + "proj_bias.bwd", l, dx1, L.bo, tokens * d);
+    Tensor dctxm =
+        e.linearBackward(
+            p + "proj", l, dx1, L.wo, L.ctxm, e.act(p + "dctxm", tokens, d), tokens * d * d);
     Tensor dctx = e.act(p + "dctx", B, H, T, hd);
     g.op(p + "merge_heads.bwd", "permute", OpKind.LAYOUT, BW, l, 0, List.of(dctxm), List.of(dctx));
     // attention core
@@ -271,38 +182,10 @@ final class DecoderLayerBackward {
         0,
         List.of(dq, dk, dv),
         List.of(dqkvb));
-    Tensor dbqkv = e.grad(L.bqkv);
-    g.op(
-        p + "qkv_bias.bwd",
-        "reduce_sum",
-        OpKind.REDUCTION,
-        BW,
-        l,
-        tokens * 3.0 * d,
-        List.of(dqkvb),
-        List.of(dbqkv));
-    Tensor dh1 = e.act(p + "dh1", tokens, d);
-    g.op(
-        p + "qkv.bwd_dx",
-        GraphEmitter.linOp(sq) + "_bp",
-        GraphEmitter.linKind(sq),
-        BW,
-        l,
-        2.0 * tokens * d * 3 * d * sq.density(),
-        List.of(dqkvb, L.wqkv),
-        List.of(dh1),
-        sq);
-    Tensor dwqkv = e.grad(L.wqkv);
-    g.op(
-        p + "qkv.bwd_dw",
-        GraphEmitter.linOp(sq) + "_bp",
-        GraphEmitter.linKind(sq),
-        BW,
-        l,
-        2.0 * tokens * d * 3 * d * sq.density(),
-        List.of(L.h1, dqkvb),
-        List.of(dwqkv),
-        sq);
+    e.biasBackward(p + "qkv_bias.bwd", l, dqkvb, L.bqkv, tokens * 3.0 * d);
+    Tensor dh1 =
+        e.linearBackward(
+            p + "qkv", l, dqkvb, L.wqkv, L.h1, e.act(p + "dh1", tokens, d), tokens * d * 3 * d);
     Tensor dxa = e.act(p + "dxa", tokens, d);
     Tensor dg1 = e.grad(L.g1), dbe1 = e.grad(L.b1);
     g.op(

@@ -58,10 +58,6 @@ final class DecoderLayerForward {
     long T = s.getSeq(), B = s.getBatch(), H = s.getHeads(), ffn = s.getFfn();
     String p = "L" + l + ".";
     String a = tag.equals("fwd") ? "" : "." + tag;
-    SparsityInfo sq = L.wqkv.sparsity(),
-        so = L.wo.sparsity(),
-        s1 = L.w1.sparsity(),
-        s2 = L.w2.sparsity();
     L.x = x;
     L.h1 = e.act(p + "h1" + a, tokens, d);
     g.op(
@@ -73,17 +69,15 @@ final class DecoderLayerForward {
         8.0 * tokens * d,
         List.of(x, L.g1, L.b1),
         List.of(L.h1));
-    L.qkv = e.act(p + "qkv" + a, tokens, 3 * d);
-    g.op(
-        p + "qkv." + tag,
-        GraphEmitter.linOp(sq),
-        GraphEmitter.linKind(sq),
-        F,
-        l,
-        2.0 * tokens * d * 3 * d * sq.density(),
-        List.of(L.h1, L.wqkv),
-        List.of(L.qkv),
-        sq);
+    L.qkv =
+        e.linear(
+            p + "qkv." + tag,
+            F,
+            l,
+            L.h1,
+            L.wqkv,
+            e.act(p + "qkv" + a, tokens, 3 * d),
+            tokens * d * 3 * d);
     L.qkvb = e.act(p + "qkvb" + a, tokens, 3 * d);
     g.op(
         p + "qkv_bias." + tag,
@@ -120,17 +114,9 @@ final class DecoderLayerForward {
     L.ctxm = e.act(p + "ctxm" + a, tokens, d);
     g.op(
         p + "merge_heads." + tag, "permute", OpKind.LAYOUT, F, l, 0, List.of(ctx), List.of(L.ctxm));
-    Tensor o = e.act(p + "o" + a, tokens, d);
-    g.op(
-        p + "proj." + tag,
-        GraphEmitter.linOp(so),
-        GraphEmitter.linKind(so),
-        F,
-        l,
-        2.0 * tokens * d * d * so.density(),
-        List.of(L.ctxm, L.wo),
-        List.of(o),
-        so);
+    Tensor o =
+        e.linear(
+            p + "proj." + tag, F, l, L.ctxm, L.wo, e.act(p + "o" + a, tokens, d), tokens * d * d);
     L.ob = e.act(p + "ob" + a, tokens, d);
     g.op(
         p + "proj_bias." + tag,
@@ -161,17 +147,9 @@ final class DecoderLayerForward {
         8.0 * tokens * d,
         List.of(L.x1, L.g2, L.b2),
         List.of(L.h2));
-    L.f = e.act(p + "f" + a, tokens, ffn);
-    g.op(
-        p + "fc1." + tag,
-        GraphEmitter.linOp(s1),
-        GraphEmitter.linKind(s1),
-        F,
-        l,
-        2.0 * tokens * d * ffn * s1.density(),
-        List.of(L.h2, L.w1),
-        List.of(L.f),
-        s1);
+    L.f =
+        e.linear(
+            p + "fc1." + tag, F, l, L.h2, L.w1, e.act(p + "f" + a, tokens, ffn), tokens * d * ffn);
     L.fb = e.act(p + "fb" + a, tokens, ffn);
     g.op(
         p + "fc1_bias." + tag,
@@ -195,17 +173,9 @@ final class DecoderLayerForward {
     if (tag.equals("recompute")) {
       return; // the layer output is not needed again: its gradient comes from above
     }
-    Tensor f2 = e.act(p + "f2" + a, tokens, d);
-    g.op(
-        p + "fc2." + tag,
-        GraphEmitter.linOp(s2),
-        GraphEmitter.linKind(s2),
-        F,
-        l,
-        2.0 * tokens * ffn * d * s2.density(),
-        List.of(L.gl, L.w2),
-        List.of(f2),
-        s2);
+    Tensor f2 =
+        e.linear(
+            p + "fc2." + tag, F, l, L.gl, L.w2, e.act(p + "f2" + a, tokens, d), tokens * ffn * d);
     Tensor f2b = e.act(p + "f2b" + a, tokens, d);
     g.op(
         p + "fc2_bias." + tag,

@@ -5,6 +5,7 @@ import java.util.List;
 import org.sparseflow.dataflow.graph.DType;
 import org.sparseflow.dataflow.graph.OpGraph;
 import org.sparseflow.dataflow.graph.OpKind;
+import org.sparseflow.dataflow.graph.Phase;
 import org.sparseflow.dataflow.graph.SparsityInfo;
 import org.sparseflow.dataflow.graph.Tensor;
 import org.sparseflow.dataflow.graph.TensorKind;
@@ -36,6 +37,69 @@ final class GraphEmitter {
         spec.getSparsity() > 0
             ? new SparsityInfo(1.0 - spec.getSparsity(), spec.getPattern())
             : SparsityInfo.DENSE;
+  }
+
+  /** A linear layer's forward y = x W (2 FLOPs per multiply-add, kept weights only); returns y. */
+  Tensor linear(String name, Phase phase, int layer, Tensor x, Tensor w, Tensor y, long macs) {
+    SparsityInfo si = w.sparsity();
+    g.op(
+        name,
+        linOp(si),
+        linKind(si),
+        phase,
+        layer,
+        2.0 * macs * si.density(),
+        List.of(x, w),
+        List.of(y),
+        si);
+    return y;
+  }
+
+  /**
+   * A linear layer's backward: dx = dy W^T into {@code dx}, then dW = x^T dy into a new gradient
+   * tensor, each 2 FLOPs per multiply-add on the kept weights; returns dx.
+   */
+  Tensor linearBackward(
+      String name, int layer, Tensor dy, Tensor w, Tensor x, Tensor dx, long macs) {
+    SparsityInfo si = w.sparsity();
+    double flops = 2.0 * macs * si.density();
+    String op = linOp(si) + "_bp";
+    g.op(
+        name + ".bwd_dx",
+        op,
+        linKind(si),
+        Phase.BACKWARD,
+        layer,
+        flops,
+        List.of(dy, w),
+        List.of(dx),
+        si);
+    Tensor dw = grad(w);
+    g.op(
+        name + ".bwd_dw",
+        op,
+        linKind(si),
+        Phase.BACKWARD,
+        layer,
+        flops,
+        List.of(x, dy),
+        List.of(dw),
+        si);
+    return dx;
+  }
+
+  /** A bias's gradient: the sum of dy over the tokens, into a new gradient tensor. */
+  void biasBackward(String name, int layer, Tensor dy, Tensor bias, double flops) {
+    Tensor db = grad(bias);
+    g.op(
+        name,
+        "reduce_sum",
+        OpKind.REDUCTION,
+        Phase.BACKWARD,
+        layer,
+        flops,
+        List.of(dy),
+        List.of(db));
   }
 
   Tensor act(String name, long... shape) {
