@@ -18,14 +18,39 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
   /** Target density of the initial mask. */
   double getDensity();
 
+  String getLayerName();
+
   long getNIn();
 
   long getNOut();
 
-  /** W [nIn, nOut], b [nOut] when present, then the mask M of W. */
+  /** {@code masked} (dense W plus mask param M) or {@code packed} (see {@link PackedStorage}). */
+  String getStorage();
+
+  /** Row-major indices of the kept blocks (packed storage), else null. */
+  int[] getBlockLayout();
+
+  /** Whether W is stored packed. Not a bean getter, so it stays out of the JSON. */
+  default boolean packedStorage() {
+    return PackedStorage.isPacked(getStorage());
+  }
+
+  /**
+   * W [nIn, nOut], b [nOut] when present, then the mask M of W; with packed storage W is the packed
+   * kept blocks [keptBlocks * b, b] and there is no M.
+   */
   @Override
   default List<ParamSpec> paramSpecs() {
     List<ParamSpec> l = new ArrayList<>();
+    if (packedStorage()) {
+      int b = SparseKernels.parsePattern("pattern", getPattern()).getBlockSize();
+      l.add(
+          ParamSpec.packedWeight("W", (long) getBlockLayout().length * b, b, getNIn(), getNOut()));
+      if (hasBias()) {
+        l.add(ParamSpec.bias("b", getNOut()));
+      }
+      return l;
+    }
     l.add(ParamSpec.weight("W", getNIn(), getNOut()));
     if (hasBias()) {
       l.add(ParamSpec.bias("b", getNOut()));

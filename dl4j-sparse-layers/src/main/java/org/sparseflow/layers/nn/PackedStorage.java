@@ -1,0 +1,102 @@
+package org.sparseflow.layers.nn;
+
+import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.MaskPattern;
+import org.sparseflow.ops.pattern.PatternSpec;
+
+/**
+ * The {@code storage} option of {@link SparseDenseLayer} and {@link SparseOutputLayer}.
+ *
+ * <ul>
+ *   <li>{@value #MASKED} (default): W dense [nIn, nOut] plus a frozen dense 0/1 mask param M; MST
+ *       and every mask tool work on it.
+ *   <li>{@value #PACKED}: block patterns only. The only weight param is the kept blocks' values,
+ *       packed [keptBlocks * b, b] (see {@link BlockLayout}); the layout is a non-trainable int
+ *       array in the layer configuration ({@code blockLayout}, row-major kept-block indices). The
+ *       gradient and the optimizer state then cover only kept weights, and model files are
+ *       proportional to density. The layout is fixed: MST (prune / regrow) is not supported.
+ * </ul>
+ */
+final class PackedStorage {
+  private PackedStorage() {}
+
+  static final String MASKED = "masked";
+  static final String PACKED = "packed";
+
+  static boolean isPacked(String storage) {
+    return PACKED.equals(storage);
+  }
+
+  /** Checks storage; for packed storage returns the validated (or seeded random) block layout. */
+  static int[] resolve(
+      String layerName,
+      String storage,
+      String pattern,
+      double density,
+      long nIn,
+      long nOut,
+      int[] layout,
+      long layoutSeed) {
+    String where = LayerValidation.where(layerName);
+    if (!MASKED.equals(storage) && !PACKED.equals(storage)) {
+      throw new IllegalArgumentException(
+          where + "storage = '" + storage + "' is not allowed; allowed: masked, packed");
+    }
+    if (!isPacked(storage)) {
+      if (layout != null) {
+        throw new IllegalArgumentException(
+            where
+                + "blockLayout is set with storage = masked; allowed: blockLayout only with"
+                + " storage = packed");
+      }
+      return null;
+    }
+    PatternSpec p = SparseKernels.parsePattern("pattern", pattern);
+    if (p.getKind() != MaskPattern.Kind.BLOCK) {
+      throw new IllegalArgumentException(
+          where
+              + "storage = packed with pattern = '"
+              + pattern
+              + "' is not supported; allowed: packed storage with block8|16|32|64 patterns"
+              + " (use storage = masked for unstructured and n:m)");
+    }
+    if (nIn <= 0 || nOut <= 0) {
+      throw new IllegalArgumentException(
+          where
+              + "storage = packed needs nIn and nOut at build time (nIn = "
+              + nIn
+              + ", nOut = "
+              + nOut
+              + "); allowed: both > 0");
+    }
+    if (layout == null) {
+      BlockMask m = (BlockMask) p.random(nIn, nOut, density, layoutSeed);
+      return BlockLayout.of(m).keptRowMajor();
+    }
+    try {
+      return BlockLayout.of(nIn, nOut, p.getBlockSize(), layout).keptRowMajor();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(where + "blockLayout: " + e.getMessage(), e);
+    }
+  }
+
+  /** The error for mask tools (MST, dense gradients, SparseParam) on a packed layer. */
+  static String noMaskTools(String layerName) {
+    return "layer '"
+        + layerName
+        + "' stores its weight packed (storage = packed, a fixed block layout): masks cannot be"
+        + " changed and dense gradients are not computed, so MST and SparseParam mask edits are"
+        + " not supported; allowed: storage = masked for MST, or SparseParams.findPacked to read"
+        + " and write packed weights";
+  }
+
+  /** The block layout of a packed layer configuration. */
+  static BlockLayout layout(MaskedLinearConf c) {
+    return BlockLayout.of(
+        c.getNIn(),
+        c.getNOut(),
+        SparseKernels.parsePattern("pattern", c.getPattern()).getBlockSize(),
+        c.getBlockLayout());
+  }
+}
