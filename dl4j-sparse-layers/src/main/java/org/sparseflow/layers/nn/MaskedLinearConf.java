@@ -30,6 +30,18 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
   /** Row-major indices of the kept blocks (packed storage), else null. */
   int[] getBlockLayout();
 
+  /** The packed layout, or a clear error when a packed configuration has none. */
+  private int[] requireLayout() {
+    int[] layout = getBlockLayout();
+    if (layout == null) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(getLayerName())
+              + "storage = packed with blockLayout = null; allowed: the kept blocks' row-major"
+              + " indices (the layer builder fills them in)");
+    }
+    return layout;
+  }
+
   /** Whether W is stored packed. Not a bean getter, so it stays out of the JSON. */
   default boolean packedStorage() {
     return PackedStorage.isPacked(getStorage());
@@ -43,6 +55,16 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
   default List<ParamSpec> paramSpecs() {
     List<ParamSpec> l = new ArrayList<>();
     if (packedStorage()) {
+      // a configuration read from JSON / YAML (or set through setters) is checked here
+      PackedStorage.resolve(
+          getLayerName(),
+          getStorage(),
+          getPattern(),
+          getDensity(),
+          getNIn(),
+          getNOut(),
+          requireLayout(),
+          0);
       int b = SparseKernels.parsePattern("pattern", getPattern()).getBlockSize();
       l.add(
           ParamSpec.packedWeight("W", (long) getBlockLayout().length * b, b, getNIn(), getNOut()));

@@ -1,0 +1,163 @@
+package org.sparseflow.bench.memory;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.bytedeco.javacpp.Pointer;
+import org.deeplearning4j.nn.api.Layer;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.util.ModelSerializer;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.examples.data.BatchSampler;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.examples.gpt.ComputationGraphGpt;
+import org.sparseflow.examples.gpt.GptConfig;
+
+/**
+ * One case of the memory suite, in this JVM: builds the GPT (dense, or with block-sparse MLP layers
+ * in masked or packed storage), trains a few Adam steps and measures its memory.
+ *
+ * <ul>
+ *   <li>param / grad / optimizer bytes: element counts times element size of the parameters, of
+ *       DL4J's flat gradient (it covers every param, masks included) and of the updater state (DL4J
+ *       allocates {@code updater.stateSize(n)} per param block: Adam 2n, the masks' Sgd(0) none);
+ *       for the MLP layers ({@code scope=mlp}, the layers that are sparse) and the whole model
+ *       ({@code scope=model});
+ *   <li>checkpoint bytes: the size of the model file ModelSerializer writes with the updater;
+ *   <li>peak off-heap: the largest {@link Pointer#totalBytes()} (the native memory JavaCPP tracks:
+ *       ND4J's array buffers) and {@link Pointer#physicalBytes()} (the process RSS, heap included)
+ *       seen by a thread that samples both every millisecond from before the model is built until
+ *       after the last step.
+ * </ul>
+ */
+final class MemoryCase {
+  private MemoryCase() {}
+
+  /** Samples JavaCPP's tracked native bytes and the RSS; keeps the peaks. */
+  static final class PeakSampler implements AutoCloseable {
+    private volatile boolean running = true;
+    private long peakTracked;
+    private long peakRss;
+    private final Thread thread;
+
+    PeakSampler() {
+      thread =
+          new Thread(
+              () -> {
+                while (running) {
+                  sample();
+                  try {
+                    Thread.sleep(1);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "memory-peak-sampler");
+      thread.setDaemon(true);
+      sample();
+      thread.start();
+    }
+
+    private synchronized void sample() {
+      peakTracked = Math.max(peakTracked, Pointer.totalBytes());
+      peakRss = Math.max(peakRss, Pointer.physicalBytes());
+    }
+
+    synchronized long peakTracked() {
+      return peakTracked;
+    }
+
+    synchronized long peakRss() {
+      return peakRss;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      running = false;
+      thread.join();
+      sample();
+    }
+  }
+
+  /**
+   * Runs one case and returns its figures (keys: storage, pattern, density, mlp_*, model_*,
+   * checkpoint_bytes, peak_offheap_mb, peak_rss_mb).
+   *
+   * @param storage dense, masked or packed
+   */
+  static Map<String, String> run(
+      String model,
+      String storage,
+      String pattern,
+      double density,
+      int steps,
+      int context,
+      int batch,
+      long seed)
+      throws Exception {
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put("storage", storage);
+    out.put("pattern", storage.equals("dense") ? "dense" : pattern);
+    out.put("density", String.valueOf(storage.equals("dense") ? 1.0 : density));
+    ComputationGraph net;
+    try (PeakSampler peak = new PeakSampler()) {
+      Corpus corpus = Corpus.bundled();
+      CharTokenizer tok = CharTokenizer.fit(corpus.text());
+      int[] tokens = tok.encode(corpus.text());
+      GptConfig c = GptConfig.named(model, tok.vocabSize(), context, seed);
+      ComputationGraphConfiguration conf = ComputationGraphGpt.configuration(c, new Adam(1e-3));
+      if (!storage.equals("dense")) {
+        SparseGptConfig.sparsify(conf, pattern, density, storage, seed);
+      }
+      net = new ComputationGraph(conf);
+      net.init();
+      BatchSampler sampler = new BatchSampler(tokens, batch, context, seed);
+      for (int s = 0; s < steps; s++) {
+        net.fit(ComputationGraphGpt.batch(sampler.windows(s), c.vocab()));
+      }
+      File f = Files.createTempFile("sparseflow-memory", ".zip").toFile();
+      try {
+        ModelSerializer.writeModel(net, f, true);
+        out.put("checkpoint_bytes", String.valueOf(f.length()));
+      } finally {
+        Files.deleteIfExists(f.toPath());
+      }
+      peak.close();
+      out.put("peak_offheap_mb", mb(peak.peakTracked()));
+      out.put("peak_rss_mb", mb(peak.peakRss()));
+    }
+    List<String> mlp = SparseGptConfig.mlpLayers(net.getConfiguration());
+    long[] m = new long[3];
+    for (String name : mlp) {
+      Layer l = net.getLayer(name);
+      for (Map.Entry<String, INDArray> e : l.paramTable().entrySet()) {
+        long n = e.getValue().length();
+        long size = e.getValue().data().getElementSize();
+        m[0] += n * size;
+        m[1] += n * size;
+        m[2] += l.conf().getLayer().getUpdaterByParam(e.getKey()).stateSize(n) * size;
+      }
+    }
+    out.put("mlp_param_bytes", String.valueOf(m[0]));
+    out.put("mlp_grad_bytes", String.valueOf(m[1]));
+    out.put("mlp_optimizer_bytes", String.valueOf(m[2]));
+    long size = net.params().data().getElementSize();
+    out.put("model_param_bytes", String.valueOf(net.numParams() * size));
+    out.put("model_grad_bytes", String.valueOf(net.getGradientsViewArray().length() * size));
+    out.put(
+        "model_optimizer_bytes",
+        String.valueOf(net.getUpdater().getStateViewArray().length() * size));
+    return out;
+  }
+
+  private static String mb(long bytes) {
+    return String.format(Locale.ROOT, "%.1f", bytes / (1024.0 * 1024.0));
+  }
+}

@@ -1,0 +1,70 @@
+package org.sparseflow.bench.memory;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.graph.GraphVertex;
+import org.deeplearning4j.nn.conf.graph.LayerVertex;
+import org.deeplearning4j.nn.conf.layers.DenseLayer;
+import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
+import org.sparseflow.layers.nn.SparseDenseLayer;
+import org.sparseflow.layers.spi.LayerConfigCopier;
+import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.PatternSpec;
+
+/**
+ * Turns the MLP layers of the ComputationGraph GPT ({@code h<i>_fc}, {@code h<i>_proj}: DL4J
+ * DenseLayers inside TimeDistributed) into {@link SparseDenseLayer}s with a block pattern, in
+ * masked or packed storage, keeping every other setting (updater, weight init, activation, bias).
+ */
+final class SparseGptConfig {
+  private SparseGptConfig() {}
+
+  /** Vertex names of the MLP layers of a GPT configuration, in graph order. */
+  static List<String> mlpLayers(ComputationGraphConfiguration conf) {
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, GraphVertex> e : conf.getVertices().entrySet()) {
+      if (e.getValue() instanceof LayerVertex lv
+          && lv.getLayerConf().getLayer() instanceof TimeDistributed td
+          && td.getUnderlying() instanceof DenseLayer) {
+        out.add(e.getKey());
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Replaces the MLP DenseLayers of {@code conf}, in place, by SparseDenseLayers of {@code pattern}
+   * (block8..64) keeping {@code density} of the blocks, stored {@code storage} (masked or packed;
+   * packed layouts are seeded random, one seed per layer name).
+   */
+  static ComputationGraphConfiguration sparsify(
+      ComputationGraphConfiguration conf,
+      String pattern,
+      double density,
+      String storage,
+      long seed) {
+    for (String name : mlpLayers(conf)) {
+      LayerVertex lv = (LayerVertex) conf.getVertices().get(name);
+      TimeDistributed td = (TimeDistributed) lv.getLayerConf().getLayer();
+      DenseLayer d = (DenseLayer) td.getUnderlying();
+      Map<String, Object> set = new LinkedHashMap<>();
+      set.put("pattern", pattern);
+      set.put("density", density);
+      set.put("hasBias", d.hasBias());
+      set.put("storage", storage);
+      if (storage.equals("packed")) {
+        BlockMask m =
+            (BlockMask)
+                PatternSpec.parse(pattern)
+                    .random(d.getNIn(), d.getNOut(), density, seed * 31 + name.hashCode());
+        set.put("blockLayout", BlockLayout.of(m).keptRowMajor());
+      }
+      td.setUnderlying(LayerConfigCopier.convert(d, SparseDenseLayer.class, set));
+    }
+    return conf;
+  }
+}
