@@ -34,8 +34,9 @@ import picocli.CommandLine.Option;
  * vs_dense=.. checkpoint_vs_dense=..}: vs_dense is (param + grad + optimizer) over the dense
  * model's for the same scope; {@code scope=mlp} counts the MLP layers (the sparse ones), {@code
  * scope=model} the whole model; checkpoint and peaks are always of the whole process.
- * peak_offheap_mb is the peak of JavaCPP's {@code Pointer.totalBytes()} (ND4J's native buffers),
- * peak_rss_mb the peak of {@code Pointer.physicalBytes()} (process RSS), sampled every millisecond.
+ * peak_offheap_mb is the peak of ND4J's {@code AllocationsTracker.bytesOnDevice(0)} (its native
+ * buffers and workspaces), peak_rss_mb the peak of {@code Pointer.physicalBytes()} (process RSS),
+ * sampled every millisecond.
  */
 @Command(
     name = "memory",
@@ -141,8 +142,8 @@ public final class MemoryBenchmark {
       }
     }
     System.out.println(
-        "RESULT memory method offheap=javacpp_Pointer.totalBytes rss=javacpp_Pointer.physicalBytes"
-            + " sample_ms=1 jvm="
+        "RESULT memory method offheap=nd4j_AllocationsTracker.bytesOnDevice"
+            + " rss=javacpp_Pointer.physicalBytes sample_ms=1 jvm="
             + (inProcess ? "shared" : "one_per_case")
             + " threads="
             + System.getenv("OMP_NUM_THREADS"));

@@ -11,6 +11,7 @@ import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.util.ModelSerializer;
+import org.nd4j.linalg.api.memory.AllocationsTracker;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.examples.data.BatchSampler;
@@ -30,10 +31,10 @@ import org.sparseflow.examples.gpt.GptConfig;
  *       for the MLP layers ({@code scope=mlp}, the layers that are sparse) and the whole model
  *       ({@code scope=model});
  *   <li>checkpoint bytes: the size of the model file ModelSerializer writes with the updater;
- *   <li>peak off-heap: the largest {@link Pointer#totalBytes()} (the native memory JavaCPP tracks:
- *       ND4J's array buffers) and {@link Pointer#physicalBytes()} (the process RSS, heap included)
- *       seen by a thread that samples both every millisecond from before the model is built until
- *       after the last step.
+ *   <li>peak off-heap: the largest ND4J's {@code AllocationsTracker.bytesOnDevice(0)} (the native
+ *       memory ND4J tracks: array buffers and workspaces) and {@link Pointer#physicalBytes()} (the
+ *       process RSS, heap included) seen by a thread that samples both every millisecond from
+ *       before the model is built until after the last step.
  * </ul>
  */
 final class MemoryCase {
@@ -66,7 +67,7 @@ final class MemoryCase {
     }
 
     private synchronized void sample() {
-      peakTracked = Math.max(peakTracked, Pointer.totalBytes());
+      peakTracked = Math.max(peakTracked, AllocationsTracker.getInstance().bytesOnDevice(0));
       peakRss = Math.max(peakRss, Pointer.physicalBytes());
     }
 

@@ -23,13 +23,14 @@ import org.sparseflow.ops.pattern.PatternSpec;
 final class SparseGptConfig {
   private SparseGptConfig() {}
 
-  /** Vertex names of the MLP layers of a GPT configuration, in graph order. */
+  /** Vertex names of the MLP layers (dense or sparse) of a GPT configuration, in graph order. */
   static List<String> mlpLayers(ComputationGraphConfiguration conf) {
     List<String> out = new ArrayList<>();
     for (Map.Entry<String, GraphVertex> e : conf.getVertices().entrySet()) {
       if (e.getValue() instanceof LayerVertex lv
           && lv.getLayerConf().getLayer() instanceof TimeDistributed td
-          && td.getUnderlying() instanceof DenseLayer) {
+          && (td.getUnderlying() instanceof DenseLayer
+              || td.getUnderlying() instanceof SparseDenseLayer)) {
         out.add(e.getKey());
       }
     }
@@ -50,7 +51,9 @@ final class SparseGptConfig {
     for (String name : mlpLayers(conf)) {
       LayerVertex lv = (LayerVertex) conf.getVertices().get(name);
       TimeDistributed td = (TimeDistributed) lv.getLayerConf().getLayer();
-      DenseLayer d = (DenseLayer) td.getUnderlying();
+      if (!(td.getUnderlying() instanceof DenseLayer d)) {
+        continue;
+      }
       Map<String, Object> set = new LinkedHashMap<>();
       set.put("pattern", pattern);
       set.put("density", density);
