@@ -33,10 +33,9 @@ import picocli.CommandLine.Option;
  * grad_bytes=.. optimizer_bytes=.. checkpoint_bytes=.. peak_offheap_mb=.. peak_rss_mb=..
  * vs_dense=.. checkpoint_vs_dense=..}: vs_dense is (param + grad + optimizer) over the dense
  * model's for the same scope; {@code scope=mlp} counts the MLP layers (the sparse ones), {@code
- * scope=model} the whole model; checkpoint and peaks are always of the whole process.
- * peak_offheap_mb is the peak of ND4J's {@code AllocationsTracker.bytesOnDevice(0)} (its native
- * buffers and workspaces), peak_rss_mb the peak of {@code Pointer.physicalBytes()} (process RSS),
- * sampled every millisecond.
+ * scope=model} the whole model; checkpoint and peaks are always of the whole process. peak_rss_mb
+ * is the peak process RSS (JavaCPP's {@code Pointer.physicalBytes()}), peak_offheap_mb the peak of
+ * RSS less the committed Java heap, both sampled every millisecond (see {@link MemoryCase}).
  */
 @Command(
     name = "memory",

@@ -11,7 +11,6 @@ import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.util.ModelSerializer;
-import org.nd4j.linalg.api.memory.AllocationsTracker;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.examples.data.BatchSampler;
@@ -31,16 +30,19 @@ import org.sparseflow.examples.gpt.GptConfig;
  *       for the MLP layers ({@code scope=mlp}, the layers that are sparse) and the whole model
  *       ({@code scope=model});
  *   <li>checkpoint bytes: the size of the model file ModelSerializer writes with the updater;
- *   <li>peak off-heap: the largest ND4J's {@code AllocationsTracker.bytesOnDevice(0)} (the native
- *       memory ND4J tracks: array buffers and workspaces) and {@link Pointer#physicalBytes()} (the
- *       process RSS, heap included) seen by a thread that samples both every millisecond from
- *       before the model is built until after the last step.
+ *   <li>peak off-heap: a thread samples the process RSS ({@link Pointer#physicalBytes()}, read from
+ *       /proc/self/statm) every millisecond from before the model is built until after the
+ *       checkpoint; peak_rss_mb is its largest value, peak_offheap_mb the largest RSS less the
+ *       committed Java heap ({@code Runtime.totalMemory()}) at the same moment: ND4J's native
+ *       buffers and workspaces plus the JVM's own non-heap memory (an estimate: ND4J 1.0.0-M2.1's
+ *       CPU backend allocates its buffers in libnd4j, which neither JavaCPP's {@code
+ *       Pointer.totalBytes()} nor ND4J's {@code AllocationsTracker} count).
  * </ul>
  */
 final class MemoryCase {
   private MemoryCase() {}
 
-  /** Samples JavaCPP's tracked native bytes and the RSS; keeps the peaks. */
+  /** Samples the RSS and the RSS less the committed Java heap; keeps the peaks. */
   static final class PeakSampler implements AutoCloseable {
     private volatile boolean running = true;
     private long peakTracked;
@@ -67,8 +69,9 @@ final class MemoryCase {
     }
 
     private synchronized void sample() {
-      peakTracked = Math.max(peakTracked, AllocationsTracker.getInstance().bytesOnDevice(0));
-      peakRss = Math.max(peakRss, Pointer.physicalBytes());
+      long rss = Pointer.physicalBytes();
+      peakTracked = Math.max(peakTracked, rss - Runtime.getRuntime().totalMemory());
+      peakRss = Math.max(peakRss, rss);
     }
 
     synchronized long peakTracked() {
