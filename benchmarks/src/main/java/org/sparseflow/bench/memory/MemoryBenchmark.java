@@ -141,7 +141,7 @@ public final class MemoryBenchmark {
       }
     }
     System.out.println(
-        "RESULT memory method offheap=nd4j_AllocationsTracker.bytesOnDevice"
+        "RESULT memory method offheap=rss_minus_committed_heap"
             + " rss=javacpp_Pointer.physicalBytes sample_ms=1 jvm="
             + (inProcess ? "shared" : "one_per_case")
             + " threads="
