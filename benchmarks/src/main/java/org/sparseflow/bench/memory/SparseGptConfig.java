@@ -11,7 +11,7 @@ import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 import org.sparseflow.layers.spi.LayerConfigCopier;
-import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 
@@ -64,7 +64,7 @@ final class SparseGptConfig {
             (BlockMask)
                 PatternSpec.parse(pattern)
                     .random(d.getNIn(), d.getNOut(), density, seed * 31 + name.hashCode());
-        set.put("blockLayout", BlockLayout.of(m).keptRowMajor());
+        set.put("blockLayout", PackedLayout.of(m).keptRowMajor());
       }
       td.setUnderlying(LayerConfigCopier.convert(d, SparseDenseLayer.class, set));
     }

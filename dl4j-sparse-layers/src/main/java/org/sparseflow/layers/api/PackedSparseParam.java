@@ -6,13 +6,13 @@ import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.Model;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.layers.nn.SparseWeightLayer;
-import org.sparseflow.ops.packed.BlockLayout;
 import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
  * One packed weight (storage = packed) of a DL4J model: the live packed values of its kept blocks
- * [keptBlocks * b, b], its fixed {@link BlockLayout}, and packing / unpacking to the dense W [nIn,
+ * [keptBlocks * b, b], its fixed {@link PackedLayout}, and packing / unpacking to the dense W [nIn,
  * nOut] (zeros outside the kept blocks), e.g. to densify a model or compare with a masked twin.
  */
 public final class PackedSparseParam {
@@ -47,7 +47,7 @@ public final class PackedSparseParam {
   }
 
   /** The fixed block layout. */
-  public BlockLayout layout() {
+  public PackedLayout layout() {
     return layer.packedLayout(key);
   }
 
@@ -73,7 +73,7 @@ public final class PackedSparseParam {
    * @throws IllegalArgumentException if the shape differs from [nIn, nOut]
    */
   public void setDenseWeight(INDArray dense) {
-    BlockLayout l = layout();
+    PackedLayout l = layout();
     if (dense == null
         || dense.rank() != 2
         || dense.size(0) != l.rows()
@@ -101,12 +101,12 @@ public final class PackedSparseParam {
   }
 
   /** Packs the kept blocks of a dense [rows, cols] weight into a new [keptBlocks * b, b] array. */
-  public static INDArray pack(INDArray dense, BlockLayout layout) {
+  public static INDArray pack(INDArray dense, PackedLayout layout) {
     return PackedBlockLinear.pack(dense, layout);
   }
 
   /** The dense [rows, cols] weight of packed values (zeros outside the kept blocks). */
-  public static INDArray unpack(INDArray packed, BlockLayout layout) {
+  public static INDArray unpack(INDArray packed, PackedLayout layout) {
     return PackedBlockLinear.unpack(packed, layout);
   }
 

@@ -7,8 +7,8 @@ import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.sparseflow.ops.packed.BlockLayout;
 import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
@@ -110,7 +110,7 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   }
 
   @Override
-  default BlockLayout packedLayout(String weightKey) {
+  default PackedLayout packedLayout(String weightKey) {
     masked().maskKey(weightKey);
     return linearConf().packedStorage() ? masked().layout(linearConf()) : null;
   }

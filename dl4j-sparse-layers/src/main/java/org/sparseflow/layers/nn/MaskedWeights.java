@@ -8,7 +8,7 @@ import java.util.function.Function;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
-import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -96,10 +96,10 @@ final class MaskedWeights {
   private final Map<String, Cached> masks = new HashMap<>();
 
   private int[] layoutSource;
-  private BlockLayout layout;
+  private PackedLayout layout;
 
   /** The packed block layout of a layer configuration, rebuilt only when its array changes. */
-  BlockLayout layout(MaskedLinearConf conf) {
+  PackedLayout layout(MaskedLinearConf conf) {
     int[] src = conf.getBlockLayout();
     if (layout == null || !Arrays.equals(src, layoutSource)) {
       layout = PackedStorage.layout(conf);

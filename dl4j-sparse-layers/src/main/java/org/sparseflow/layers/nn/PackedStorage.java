@@ -1,6 +1,6 @@
 package org.sparseflow.layers.nn;
 
-import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
@@ -12,7 +12,7 @@ import org.sparseflow.ops.pattern.PatternSpec;
  *   <li>{@value #MASKED} (default): W dense [nIn, nOut] plus a frozen dense 0/1 mask param M; MST
  *       and every mask tool work on it.
  *   <li>{@value #PACKED}: block patterns only. The only weight param is the kept blocks' values,
- *       packed [keptBlocks * b, b] (see {@link BlockLayout}); the layout is a non-trainable int
+ *       packed [keptBlocks * b, b] (see {@link PackedLayout}); the layout is a non-trainable int
  *       array in the layer configuration ({@code blockLayout}, row-major kept-block indices). The
  *       gradient and the optimizer state then cover only kept weights, and model files are
  *       proportional to density. The layout is fixed: MST (prune / regrow) is not supported.
@@ -72,10 +72,10 @@ final class PackedStorage {
     }
     if (layout == null) {
       BlockMask m = (BlockMask) p.random(nIn, nOut, density, layoutSeed);
-      return BlockLayout.of(m).keptRowMajor();
+      return PackedLayout.of(m).keptRowMajor();
     }
     try {
-      return BlockLayout.of(nIn, nOut, p.getBlockSize(), layout).keptRowMajor();
+      return PackedLayout.of(nIn, nOut, p.getBlockSize(), layout).keptRowMajor();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(where + "blockLayout: " + e.getMessage(), e);
     }
@@ -92,8 +92,8 @@ final class PackedStorage {
   }
 
   /** The block layout of a packed layer configuration. */
-  static BlockLayout layout(MaskedLinearConf c) {
-    return BlockLayout.of(
+  static PackedLayout layout(MaskedLinearConf c) {
+    return PackedLayout.of(
         c.getNIn(),
         c.getNOut(),
         SparseKernels.parsePattern("pattern", c.getPattern()).getBlockSize(),

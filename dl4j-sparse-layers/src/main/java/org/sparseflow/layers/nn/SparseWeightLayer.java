@@ -2,7 +2,7 @@ package org.sparseflow.layers.nn;
 
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.packed.PackedLayout;
 
 /**
  * A layer implementation with masked (sparse) weights. Used by {@code
@@ -18,7 +18,7 @@ public interface SparseWeightLayer extends org.deeplearning4j.nn.api.Layer {
    * null (dense W with a mask param). Packed weights have no mask param: {@link #maskKey} names
    * none that exists.
    */
-  default BlockLayout packedLayout(String weightKey) {
+  default PackedLayout packedLayout(String weightKey) {
     return null;
   }
 

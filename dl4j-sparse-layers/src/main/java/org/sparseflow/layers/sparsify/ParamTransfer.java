@@ -11,7 +11,7 @@ import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.SparseWeightLayer;
-import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -123,7 +123,7 @@ final class ParamTransfer {
     to = Sparsify.unwrap(to);
     Map<String, INDArray> src = from.paramTable(), dst = to.paramTable();
     Map<String, String> maskOf = new LinkedHashMap<>();
-    Map<String, BlockLayout> packed = new LinkedHashMap<>();
+    Map<String, PackedLayout> packed = new LinkedHashMap<>();
     if (from instanceof SparseWeightLayer sw) {
       for (String wk : sw.sparseWeightKeys()) {
         if (sw.packedLayout(wk) != null) {

@@ -32,7 +32,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParams;
 import org.sparseflow.layers.sparsify.Sparsify;
-import org.sparseflow.ops.packed.BlockLayout;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 
@@ -99,14 +99,14 @@ class PackedStorageTest {
     return new DataSet(x, y);
   }
 
-  static BlockLayout layoutOf(INDArray mask01) {
-    return BlockLayout.of((BlockMask) PatternSpec.parse("block8").fromDense(mask01));
+  static PackedLayout layoutOf(INDArray mask01) {
+    return PackedLayout.of((BlockMask) PatternSpec.parse("block8").fromDense(mask01));
   }
 
   /** A packed twin of a masked net: same kept blocks, same values. */
   static MultiLayerNetwork packedTwin(MultiLayerNetwork masked, IUpdater u, int[] shape) {
-    BlockLayout l0 = layoutOf(masked.getParam("0_M"));
-    BlockLayout l1 = layoutOf(masked.getParam("1_M"));
+    PackedLayout l0 = layoutOf(masked.getParam("0_M"));
+    PackedLayout l1 = layoutOf(masked.getParam("1_M"));
     MultiLayerNetwork p =
         net(
             conf(
@@ -165,7 +165,7 @@ class PackedStorageTest {
     }
     assertEquals(masked.score(), packed.score(), 1e-12);
     for (int i = 0; i < 2; i++) {
-      BlockLayout l = SparseParams.findPacked(packed).get(i).layout();
+      PackedLayout l = SparseParams.findPacked(packed).get(i).layout();
       INDArray maskedGrad = masked.gradient().getGradientFor(i + "_W");
       INDArray packedGrad = packed.gradient().getGradientFor(i + "_W");
       assertTrue(

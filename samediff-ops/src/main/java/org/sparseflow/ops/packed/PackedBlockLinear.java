@@ -3,13 +3,19 @@ package org.sparseflow.ops.packed;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
+import org.nd4j.linalg.api.memory.conf.WorkspaceConfiguration;
+import org.nd4j.linalg.api.memory.enums.AllocationPolicy;
+import org.nd4j.linalg.api.memory.enums.LearningPolicy;
+import org.nd4j.linalg.api.memory.enums.ResetPolicy;
+import org.nd4j.linalg.api.memory.enums.SpillPolicy;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
- * y = x W + b for a block-sparse W held only as its packed kept blocks (see {@link BlockLayout}),
+ * y = x W + b for a block-sparse W held only as its packed kept blocks (see {@link PackedLayout}),
  * with the backward pass writing dW for the kept blocks only. No dense [rows, cols] array is
  * created: per block column j (panel), the input columns of the panel's kept block rows are
  * gathered into X_j [N, k_j b] and y[:, j] = X_j P_j with P_j the panel's [k_j b, b] slice of the
@@ -23,7 +29,7 @@ public final class PackedBlockLinear {
   private PackedBlockLinear() {}
 
   /** Packs the kept blocks of a dense W [rows, cols] (any order) into a new [K b, b] array. */
-  public static INDArray pack(INDArray dense, BlockLayout layout) {
+  public static INDArray pack(INDArray dense, PackedLayout layout) {
     checkLayout(layout);
     INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
     packInto(dense, layout, out);
@@ -31,7 +37,7 @@ public final class PackedBlockLinear {
   }
 
   /** Writes the kept blocks of dense W [rows, cols] into {@code packed} ([K b, b] or flat). */
-  public static void packInto(INDArray dense, BlockLayout layout, INDArray packed) {
+  public static void packInto(INDArray dense, PackedLayout layout, INDArray packed) {
     checkLayout(layout);
     checkShape("dense", dense, layout.rows(), layout.cols());
     INDArray p = asMatrix("packed", packed, layout);
@@ -45,7 +51,7 @@ public final class PackedBlockLinear {
   }
 
   /** The dense W [rows, cols] ('c') of packed values: kept blocks filled in, zeros elsewhere. */
-  public static INDArray unpack(INDArray packed, BlockLayout layout) {
+  public static INDArray unpack(INDArray packed, PackedLayout layout) {
     checkLayout(layout);
     INDArray p = asMatrix("packed", packed, layout);
     INDArray dense = Nd4j.zeros(packed.dataType(), layout.rows(), layout.cols());
@@ -64,7 +70,7 @@ public final class PackedBlockLinear {
    * y = x W + bias, x [N, rows], packed [K b, b] (or flat, length K b b), bias [1, cols] or [cols]
    * or null; returns y [N, cols] row-major.
    */
-  public static INDArray forward(INDArray x, INDArray packed, INDArray bias, BlockLayout layout) {
+  public static INDArray forward(INDArray x, INDArray packed, INDArray bias, PackedLayout layout) {
     checkLayout(layout);
     checkShape("x", x, -1, layout.rows());
     INDArray p = asMatrix("packed", packed, layout);
@@ -80,9 +86,11 @@ public final class PackedBlockLinear {
       if (k == 0) {
         continue;
       }
-      INDArray xj = gatherX(x, layout, s0, k);
-      y.get(NDArrayIndex.all(), cols(j, b))
-          .assign(xj.mmul(p.get(rowsOf(s0, k, b), NDArrayIndex.all())));
+      try (MemoryWorkspace ws = panelScope()) {
+        INDArray xj = gatherX(x, layout, s0, k);
+        y.get(NDArrayIndex.all(), cols(j, b))
+            .assign(xj.mmul(p.get(rowsOf(s0, k, b), NDArrayIndex.all())));
+      }
     }
     if (bias != null) {
       y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
@@ -98,7 +106,7 @@ public final class PackedBlockLinear {
   public static INDArray backward(
       INDArray x,
       INDArray packed,
-      BlockLayout layout,
+      PackedLayout layout,
       INDArray dy,
       INDArray dPackedOut,
       boolean inputGrad) {
@@ -114,9 +122,11 @@ public final class PackedBlockLinear {
       if (k == 0) {
         continue;
       }
-      INDArray xj = gatherX(x, layout, s0, k);
-      INDArray dyj = dy.get(NDArrayIndex.all(), cols(j, b));
-      dp.get(rowsOf(s0, k, b), NDArrayIndex.all()).assign(xj.transpose().mmul(dyj));
+      try (MemoryWorkspace ws = panelScope()) {
+        INDArray xj = gatherX(x, layout, s0, k);
+        INDArray dyj = dy.get(NDArrayIndex.all(), cols(j, b));
+        dp.get(rowsOf(s0, k, b), NDArrayIndex.all()).assign(xj.transpose().mmul(dyj));
+      }
     }
     if (!inputGrad) {
       return null;
@@ -128,28 +138,56 @@ public final class PackedBlockLinear {
       if (panels.length == 0) {
         continue;
       }
-      INDArray d;
-      INDArray t;
-      if (panels.length == 1) {
-        d = dy.get(NDArrayIndex.all(), cols(panels[0], b));
-        t = p.get(rowsOf(slots[0], 1, b), NDArrayIndex.all()).transpose();
-      } else {
-        INDArray[] ds = new INDArray[panels.length];
-        INDArray[] ts = new INDArray[panels.length];
-        for (int q = 0; q < panels.length; q++) {
-          ds[q] = dy.get(NDArrayIndex.all(), cols(panels[q], b));
-          ts[q] = p.get(rowsOf(slots[q], 1, b), NDArrayIndex.all()).transpose();
-        }
-        d = Nd4j.concat(1, ds);
-        t = Nd4j.concat(0, ts);
+      try (MemoryWorkspace ws = panelScope()) {
+        dx.get(NDArrayIndex.all(), NDArrayIndex.interval(i * b, i * b + b))
+            .assign(rowProduct(dy, p, panels, slots, b));
       }
-      dx.get(NDArrayIndex.all(), NDArrayIndex.interval(i * b, i * b + b)).assign(d.mmul(t));
     }
     return dx;
   }
 
+  /** [dy[:, j] for the kept (i, j)] times the stacked transposed blocks: dx[:, i] [N, b]. */
+  private static INDArray rowProduct(INDArray dy, INDArray p, int[] panels, int[] slots, int b) {
+    INDArray d;
+    INDArray t;
+    if (panels.length == 1) {
+      d = dy.get(NDArrayIndex.all(), cols(panels[0], b));
+      t = p.get(rowsOf(slots[0], 1, b), NDArrayIndex.all()).transpose();
+    } else {
+      INDArray[] ds = new INDArray[panels.length];
+      INDArray[] ts = new INDArray[panels.length];
+      for (int q = 0; q < panels.length; q++) {
+        ds[q] = dy.get(NDArrayIndex.all(), cols(panels[q], b));
+        ts[q] = p.get(rowsOf(slots[q], 1, b), NDArrayIndex.all()).transpose();
+      }
+      d = Nd4j.concat(1, ds);
+      t = Nd4j.concat(0, ts);
+    }
+    return d.mmul(t);
+  }
+
+  private static final WorkspaceConfiguration PANEL_WS =
+      WorkspaceConfiguration.builder()
+          .initialSize(0)
+          .overallocationLimit(0.2)
+          .policyAllocation(AllocationPolicy.OVERALLOCATE)
+          .policyLearning(LearningPolicy.FIRST_LOOP)
+          .policyReset(ResetPolicy.BLOCK_LEFT)
+          .policySpill(SpillPolicy.REALLOCATE)
+          .build();
+
+  /**
+   * A workspace for one panel's (or block row's) temporaries, reset when it closes: the gathered
+   * inputs and partial products of one panel are freed before the next, so the temporary memory of
+   * a pass is that of its largest panel, not the sum over panels (inside DL4J's training workspaces
+   * every temporary would otherwise live until the layer's scope closes).
+   */
+  private static MemoryWorkspace panelScope() {
+    return Nd4j.getWorkspaceManager().getAndActivateWorkspace(PANEL_WS, "SF_PACKED_PANEL");
+  }
+
   /** X_j: the input columns of the block rows of panel slots s0 .. s0 + k, runs merged. */
-  private static INDArray gatherX(INDArray x, BlockLayout layout, int s0, int k) {
+  private static INDArray gatherX(INDArray x, PackedLayout layout, int s0, int k) {
     int b = layout.blockSize();
     List<INDArray> parts = new ArrayList<>();
     int q = 0;
@@ -165,7 +203,7 @@ public final class PackedBlockLinear {
     return parts.size() == 1 ? parts.get(0) : Nd4j.concat(1, parts.toArray(new INDArray[0]));
   }
 
-  private static int panelOf(BlockLayout layout, int slot) {
+  private static int panelOf(PackedLayout layout, int slot) {
     int lo = 0;
     int hi = layout.blockCols() - 1;
     while (lo < hi) { // last panel j with panelStart(j) <= slot
@@ -187,9 +225,9 @@ public final class PackedBlockLinear {
     return NDArrayIndex.interval((long) j * b, (long) (j + 1) * b);
   }
 
-  private static void checkLayout(BlockLayout layout) {
+  private static void checkLayout(PackedLayout layout) {
     if (layout == null) {
-      throw new IllegalArgumentException("layout = null is not allowed; allowed: a BlockLayout");
+      throw new IllegalArgumentException("layout = null is not allowed; allowed: a PackedLayout");
     }
   }
 
@@ -212,7 +250,7 @@ public final class PackedBlockLinear {
   }
 
   /** The packed values as a [K b, b] matrix view (a flat or already-shaped contiguous array). */
-  private static INDArray asMatrix(String name, INDArray packed, BlockLayout layout) {
+  private static INDArray asMatrix(String name, INDArray packed, PackedLayout layout) {
     if (packed == null
         || packed.length() != layout.packedLength()
         || !packed.dataType().isFPType()) {

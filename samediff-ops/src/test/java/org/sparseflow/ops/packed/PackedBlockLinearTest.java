@@ -22,7 +22,7 @@ class PackedBlockLinearTest {
   @Test
   void layoutOrdersBlocksByColumnPanel() {
     // 3 x 2 blocks; kept (0,1) (1,0) (2,1) -> panel 0: row 1; panel 1: rows 0, 2
-    BlockLayout l = BlockLayout.of(24, 16, 8, new int[] {5, 1, 2});
+    PackedLayout l = PackedLayout.of(24, 16, 8, new int[] {5, 1, 2});
     assertArrayEquals(new int[] {1, 2, 5}, l.keptRowMajor());
     assertEquals(0, l.panelStart(0));
     assertEquals(1, l.panelStart(1));
@@ -31,13 +31,13 @@ class PackedBlockLinearTest {
     assertEquals(0, l.blockRowOf(1));
     assertEquals(2, l.blockRowOf(2));
     assertArrayEquals(new long[] {24, 8}, l.packedShape());
-    assertEquals(l, BlockLayout.of(l.toMask()));
+    assertEquals(l, PackedLayout.of(l.toMask()));
   }
 
   @Test
   void packUnpackRoundTripAndBlockMajorLayout() {
     BlockMask m = mask(32, 48, 8, 0.4, 3);
-    BlockLayout l = BlockLayout.of(m);
+    PackedLayout l = PackedLayout.of(m);
     Nd4j.getRandom().setSeed(1);
     INDArray w = Nd4j.rand(DataType.DOUBLE, 32, 48).muli(m.toDense(DataType.DOUBLE));
     INDArray p = PackedBlockLinear.pack(w, l);
@@ -59,7 +59,7 @@ class PackedBlockLinearTest {
     for (DataType dt : new DataType[] {DataType.DOUBLE, DataType.FLOAT}) {
       for (double density : new double[] {0.1, 0.5, 1.0}) {
         BlockMask m = mask(64, 32, 16, density, 11);
-        BlockLayout l = BlockLayout.of(m);
+        PackedLayout l = PackedLayout.of(m);
         Nd4j.getRandom().setSeed(2);
         INDArray md = m.toDense(dt);
         INDArray w = Nd4j.randn(dt, 64, 32).muli(md);
@@ -84,13 +84,13 @@ class PackedBlockLinearTest {
   void badInputNamesArgumentValueAndAllowed() {
     IllegalArgumentException e =
         assertThrows(
-            IllegalArgumentException.class, () -> BlockLayout.of(24, 16, 8, new int[] {1, 1}));
+            IllegalArgumentException.class, () -> PackedLayout.of(24, 16, 8, new int[] {1, 1}));
     assertTrue(e.getMessage().contains("keptRowMajor contains 1 twice"), e.getMessage());
     e =
         assertThrows(
-            IllegalArgumentException.class, () -> BlockLayout.of(20, 16, 8, new int[] {0}));
+            IllegalArgumentException.class, () -> PackedLayout.of(20, 16, 8, new int[] {0}));
     assertTrue(e.getMessage().contains("shape = [20, 16]"), e.getMessage());
-    BlockLayout l = BlockLayout.of(16, 16, 8, new int[] {0, 3});
+    PackedLayout l = PackedLayout.of(16, 16, 8, new int[] {0, 3});
     e =
         assertThrows(
             IllegalArgumentException.class,

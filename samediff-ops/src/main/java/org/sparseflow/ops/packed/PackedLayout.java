@@ -17,7 +17,7 @@ import org.sparseflow.ops.pattern.BlockMask;
  * blocks, ascending ({@link #keptRowMajor()}): 4 bytes per kept block, against 4 bytes per weight
  * for a dense float mask.
  */
-public final class BlockLayout {
+public final class PackedLayout {
   private final long rows;
   private final long cols;
   private final int b;
@@ -27,7 +27,7 @@ public final class BlockLayout {
   private final int[][] rowPanels; // per block row: block columns of its kept blocks, ascending
   private final int[][] rowSlots; // per block row: packed index of each of those blocks
 
-  private BlockLayout(long rows, long cols, int b, int[] kept) {
+  private PackedLayout(long rows, long cols, int b, int[] kept) {
     this.rows = rows;
     this.cols = cols;
     this.b = b;
@@ -69,7 +69,7 @@ public final class BlockLayout {
    * @throws IllegalArgumentException naming the argument if b does not divide rows and cols, an
    *     index is out of range or repeated, or no block is kept
    */
-  public static BlockLayout of(long rows, long cols, int blockSize, int[] keptRowMajor) {
+  public static PackedLayout of(long rows, long cols, int blockSize, int[] keptRowMajor) {
     if (blockSize < 1) {
       throw new IllegalArgumentException(
           "blockSize = " + blockSize + " is not allowed; allowed: >= 1");
@@ -108,11 +108,11 @@ public final class BlockLayout {
                 + ")");
       }
     }
-    return new BlockLayout(rows, cols, blockSize, sorted);
+    return new PackedLayout(rows, cols, blockSize, sorted);
   }
 
   /** The layout of a block mask's kept blocks. */
-  public static BlockLayout of(BlockMask mask) {
+  public static PackedLayout of(BlockMask mask) {
     if (mask == null) {
       throw new IllegalArgumentException("mask = null is not allowed; allowed: a BlockMask");
     }
@@ -200,7 +200,7 @@ public final class BlockLayout {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof BlockLayout l
+    return o instanceof PackedLayout l
         && rows == l.rows
         && cols == l.cols
         && b == l.b
@@ -214,7 +214,7 @@ public final class BlockLayout {
 
   @Override
   public String toString() {
-    return "BlockLayout(["
+    return "PackedLayout(["
         + rows
         + ", "
         + cols
