@@ -17,9 +17,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Memory of the DL4J ComputationGraph GPT, dense and with block-sparse MLP layers at several
- * sparsities, in masked storage (dense W plus a dense mask param) and packed storage (kept blocks
- * only).
+ * Memory of the DL4J ComputationGraph GPT, dense and with block-sparse MLP and attention
+ * projections at several sparsities, in masked storage (dense W plus a dense mask param) and packed
+ * storage (kept blocks only).
  *
  * <pre>
  *   java --add-modules jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar memory
@@ -29,13 +29,14 @@ import picocli.CommandLine.Option;
  *
  * Each case runs in a fresh child JVM (same java, JVM options and class path) so that its peaks are
  * its own; {@code --in-process} runs them all in this JVM (peaks then only grow). Prints per case
- * {@code RESULT memory <model> scope=mlp|model storage=.. pattern=.. density=.. param_bytes=..
+ * {@code RESULT memory <model> scope=sparse|model storage=.. pattern=.. density=.. param_bytes=..
  * grad_bytes=.. optimizer_bytes=.. checkpoint_bytes=.. peak_offheap_mb=.. peak_rss_mb=..
  * vs_dense=.. checkpoint_vs_dense=..}: vs_dense is (param + grad + optimizer) over the dense
- * model's for the same scope; {@code scope=mlp} counts the MLP layers (the sparse ones), {@code
- * scope=model} the whole model; checkpoint and peaks are always of the whole process. peak_rss_mb
- * is the peak process RSS (JavaCPP's {@code Pointer.physicalBytes()}), peak_offheap_mb the peak of
- * RSS less the committed Java heap, both sampled every millisecond (see {@link MemoryCase}).
+ * model's for the same scope; {@code scope=sparse} counts the MLP and attention layers (the ones
+ * made sparse), {@code scope=model} the whole model; checkpoint and peaks are always of the whole
+ * process. peak_rss_mb is the peak process RSS (JavaCPP's {@code Pointer.physicalBytes()}),
+ * peak_offheap_mb the peak of RSS less the committed Java heap, both sampled every millisecond (see
+ * {@link MemoryCase}).
  */
 @Command(
     name = "memory",
@@ -158,7 +159,7 @@ public final class MemoryBenchmark {
       if (dense == null) {
         dense = r;
       }
-      for (String scope : new String[] {"mlp", "model"}) {
+      for (String scope : new String[] {"sparse", "model"}) {
         System.out.println(result(scope, r, dense));
       }
     }

@@ -20,15 +20,16 @@ import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
 
 /**
- * One case of the memory suite, in this JVM: builds the GPT (dense, or with block-sparse MLP layers
- * in masked or packed storage), trains a few Adam steps and measures its memory.
+ * One case of the memory suite, in this JVM: builds the GPT (dense, or with block-sparse MLP and
+ * attention-projection weights in masked or packed storage), trains a few Adam steps and measures
+ * its memory.
  *
  * <ul>
  *   <li>param / grad / optimizer bytes: element counts times element size of the parameters, of
  *       DL4J's flat gradient (it covers every param, masks included) and of the updater state (DL4J
  *       allocates {@code updater.stateSize(n)} per param block: Adam 2n, the masks' Sgd(0) none);
- *       for the MLP layers ({@code scope=mlp}, the layers that are sparse) and the whole model
- *       ({@code scope=model});
+ *       for the layers that the sparse variants make sparse ({@code scope=sparse}: MLP and
+ *       attention layers) and the whole model ({@code scope=model});
  *   <li>checkpoint bytes: the size of the model file ModelSerializer writes with the updater;
  *   <li>peak off-heap: a thread samples the process RSS ({@link Pointer#physicalBytes()}, read from
  *       /proc/self/statm) every millisecond from before the model is built until after the
@@ -91,7 +92,7 @@ final class MemoryCase {
   }
 
   /**
-   * Runs one case and returns its figures (keys: storage, pattern, density, mlp_*, model_*,
+   * Runs one case and returns its figures (keys: storage, pattern, density, sparse_*, model_*,
    * checkpoint_bytes, peak_offheap_mb, peak_rss_mb).
    *
    * @param storage dense, masked or packed
@@ -137,9 +138,9 @@ final class MemoryCase {
       out.put("peak_offheap_mb", mb(peak.peakTracked()));
       out.put("peak_rss_mb", mb(peak.peakRss()));
     }
-    List<String> mlp = SparseGptConfig.mlpLayers(net.getConfiguration());
+    List<String> sparse = SparseGptConfig.sparseLayers(net.getConfiguration());
     long[] m = new long[3];
-    for (String name : mlp) {
+    for (String name : sparse) {
       Layer l = net.getLayer(name);
       for (Map.Entry<String, INDArray> e : l.paramTable().entrySet()) {
         long n = e.getValue().length();
@@ -149,9 +150,9 @@ final class MemoryCase {
         m[2] += l.conf().getLayer().getUpdaterByParam(e.getKey()).stateSize(n) * size;
       }
     }
-    out.put("mlp_param_bytes", String.valueOf(m[0]));
-    out.put("mlp_grad_bytes", String.valueOf(m[1]));
-    out.put("mlp_optimizer_bytes", String.valueOf(m[2]));
+    out.put("sparse_param_bytes", String.valueOf(m[0]));
+    out.put("sparse_grad_bytes", String.valueOf(m[1]));
+    out.put("sparse_optimizer_bytes", String.valueOf(m[2]));
     long size = net.params().data().getElementSize();
     out.put("model_param_bytes", String.valueOf(net.numParams() * size));
     out.put("model_grad_bytes", String.valueOf(net.getGradientsViewArray().length() * size));

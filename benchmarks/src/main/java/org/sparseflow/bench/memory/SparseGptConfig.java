@@ -9,6 +9,7 @@ import org.deeplearning4j.nn.conf.graph.GraphVertex;
 import org.deeplearning4j.nn.conf.graph.LayerVertex;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
+import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 import org.sparseflow.layers.spi.LayerConfigCopier;
 import org.sparseflow.ops.packed.PackedLayout;
@@ -23,10 +24,17 @@ import org.sparseflow.ops.pattern.PatternSpec;
 final class SparseGptConfig {
   private SparseGptConfig() {}
 
-  /** Vertex names of the MLP layers (dense or sparse) of a GPT configuration, in graph order. */
-  static List<String> mlpLayers(ComputationGraphConfiguration conf) {
+  /**
+   * Vertex names of the layers that the sparse variants make sparse: the MLP layers (dense or
+   * sparse) and the attention layers, in graph order.
+   */
+  static List<String> sparseLayers(ComputationGraphConfiguration conf) {
     List<String> out = new ArrayList<>();
     for (Map.Entry<String, GraphVertex> e : conf.getVertices().entrySet()) {
+      if (e.getValue() instanceof LayerVertex lv
+          && lv.getLayerConf().getLayer() instanceof CausalSelfAttentionLayer) {
+        out.add(e.getKey());
+      }
       if (e.getValue() instanceof LayerVertex lv
           && lv.getLayerConf().getLayer() instanceof TimeDistributed td
           && (td.getUnderlying() instanceof DenseLayer
@@ -48,8 +56,12 @@ final class SparseGptConfig {
       double density,
       String storage,
       long seed) {
-    for (String name : mlpLayers(conf)) {
+    for (String name : sparseLayers(conf)) {
       LayerVertex lv = (LayerVertex) conf.getVertices().get(name);
+      if (lv.getLayerConf().getLayer() instanceof CausalSelfAttentionLayer a) {
+        sparsifyProjections(a, pattern, density, storage, seed * 31 + name.hashCode());
+        continue;
+      }
       TimeDistributed td = (TimeDistributed) lv.getLayerConf().getLayer();
       if (!(td.getUnderlying() instanceof DenseLayer d)) {
         continue;
@@ -69,5 +81,23 @@ final class SparseGptConfig {
       td.setUnderlying(LayerConfigCopier.convert(d, SparseDenseLayer.class, set));
     }
     return conf;
+  }
+
+  /** Sparse q, k, v, o projections of {@code pattern} and {@code density}, stored as asked. */
+  private static void sparsifyProjections(
+      CausalSelfAttentionLayer a, String pattern, double density, String storage, long seed) {
+    a.setProjectionPattern(pattern);
+    a.setProjectionDensity(density);
+    a.setProjectionStorage(storage);
+    if (storage.equals("packed")) {
+      int[][] layouts = new int[4][];
+      for (int i = 0; i < 4; i++) {
+        BlockMask m =
+            (BlockMask)
+                PatternSpec.parse(pattern).random(a.getNOut(), a.getNOut(), density, seed + i);
+        layouts[i] = PackedLayout.of(m).keptRowMajor();
+      }
+      a.setProjectionLayouts(layouts);
+    }
   }
 }
