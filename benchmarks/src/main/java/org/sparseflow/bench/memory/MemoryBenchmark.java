@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
  *
  * <pre>
  *   java --add-modules jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar memory
- *        [--model gpt-mini] [--pattern block16] [--sparsities 0.5,0.75,0.9,0.95]
+ *        [--model gpt-mini | --d-model 512 --layers 4 --heads 8] [--pattern block16] [--sparsities 0.5,0.75,0.9,0.95]
  *        [--storages packed,masked] [--steps 3] [--context 64] [--batch 8] [--in-process]
  * </pre>
  *
@@ -46,6 +46,18 @@ public final class MemoryBenchmark {
 
   @Option(names = "--model", paramLabel = "NAME", description = "gpt-tiny, gpt-mini, gpt-small")
   String model = "gpt-mini";
+
+  @Option(
+      names = "--d-model",
+      paramLabel = "D",
+      description = "custom size: d_model (with --layers and --heads; 0 = the named model's)")
+  int dModel;
+
+  @Option(names = "--layers", paramLabel = "N", description = "custom size: transformer blocks")
+  int layers = 4;
+
+  @Option(names = "--heads", paramLabel = "H", description = "custom size: attention heads")
+  int heads = 8;
 
   @Option(names = "--pattern", paramLabel = "P", description = "block8|16|32|64")
   String pattern = "block16";
@@ -115,6 +127,16 @@ public final class MemoryBenchmark {
             "--storages contains " + s + "; allowed: packed, masked");
       }
     }
+    if (dModel < 0 || (dModel > 0 && (layers < 1 || heads < 1 || dModel % heads != 0))) {
+      throw new IllegalArgumentException(
+          "--d-model/--layers/--heads = "
+              + dModel
+              + "/"
+              + layers
+              + "/"
+              + heads
+              + " is not allowed; allowed: d_model > 0 a multiple of heads, layers >= 1");
+    }
     if (steps < 1 || context < 1 || batch < 1) {
       throw new IllegalArgumentException(
           "--steps/--context/--batch = "
@@ -166,7 +188,8 @@ public final class MemoryBenchmark {
   }
 
   private Map<String, String> runCase(String storage, double sparsity) throws Exception {
-    return MemoryCase.run(model, storage, pattern, 1.0 - sparsity, steps, context, batch, seed);
+    MemoryCase.Size size = new MemoryCase.Size(model, dModel, layers, heads, context, batch);
+    return MemoryCase.run(size, storage, pattern, 1.0 - sparsity, steps, seed);
   }
 
   private String result(String scope, Map<String, String> r, Map<String, String> dense) {
@@ -180,7 +203,7 @@ public final class MemoryBenchmark {
         "RESULT memory %s scope=%s storage=%s pattern=%s density=%.2f param_bytes=%s"
             + " grad_bytes=%s optimizer_bytes=%s checkpoint_bytes=%s peak_offheap_mb=%s"
             + " peak_rss_mb=%s vs_dense=%.3f checkpoint_vs_dense=%.3f",
-        model,
+        dModel > 0 ? "gpt-d" + dModel + "-l" + layers : model,
         scope,
         r.get("storage"),
         r.get("pattern"),

@@ -92,11 +92,18 @@ final class MemoryCase {
   }
 
   /**
-   * Runs one case and returns its figures (keys: storage, pattern, density, sparse_*, model_*,
-   * checkpoint_bytes, peak_offheap_mb, peak_rss_mb).
-   *
-   * @param storage dense, masked or packed
+   * The model and batch: a named GPT ({@code dModel} 0) or a custom one of {@code layers} blocks of
+   * width {@code dModel} with {@code heads} heads.
    */
+  record Size(String model, int dModel, int layers, int heads, int context, int batch) {
+    GptConfig config(int vocab, long seed) {
+      return dModel > 0
+          ? new GptConfig(vocab, layers, dModel, heads, context, seed)
+          : GptConfig.named(model, vocab, context, seed);
+    }
+  }
+
+  /** {@link #run(Size, String, String, double, int, long)} for a named model. */
   static Map<String, String> run(
       String model,
       String storage,
@@ -107,6 +114,20 @@ final class MemoryCase {
       int batch,
       long seed)
       throws Exception {
+    return run(new Size(model, 0, 0, 0, context, batch), storage, pattern, density, steps, seed);
+  }
+
+  /**
+   * Runs one case and returns its figures (keys: storage, pattern, density, sparse_*, model_*,
+   * checkpoint_bytes, peak_offheap_mb, peak_rss_mb).
+   *
+   * @param storage dense, masked or packed
+   */
+  static Map<String, String> run(
+      Size size, String storage, String pattern, double density, int steps, long seed)
+      throws Exception {
+    int context = size.context();
+    int batch = size.batch();
     Map<String, String> out = new LinkedHashMap<>();
     out.put("storage", storage);
     out.put("pattern", storage.equals("dense") ? "dense" : pattern);
@@ -116,7 +137,7 @@ final class MemoryCase {
       Corpus corpus = Corpus.bundled();
       CharTokenizer tok = CharTokenizer.fit(corpus.text());
       int[] tokens = tok.encode(corpus.text());
-      GptConfig c = GptConfig.named(model, tok.vocabSize(), context, seed);
+      GptConfig c = size.config(tok.vocabSize(), seed);
       ComputationGraphConfiguration conf = ComputationGraphGpt.configuration(c, new Adam(1e-3));
       if (!storage.equals("dense")) {
         SparseGptConfig.sparsify(conf, pattern, density, storage, seed);
