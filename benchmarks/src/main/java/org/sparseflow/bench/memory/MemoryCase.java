@@ -165,21 +165,21 @@ final class MemoryCase {
       Layer l = net.getLayer(name);
       for (Map.Entry<String, INDArray> e : l.paramTable().entrySet()) {
         long n = e.getValue().length();
-        long size = e.getValue().data().getElementSize();
-        m[0] += n * size;
-        m[1] += n * size;
-        m[2] += l.conf().getLayer().getUpdaterByParam(e.getKey()).stateSize(n) * size;
+        long bytes = e.getValue().data().getElementSize();
+        m[0] += n * bytes;
+        m[1] += n * bytes;
+        m[2] += l.conf().getLayer().getUpdaterByParam(e.getKey()).stateSize(n) * bytes;
       }
     }
     out.put("sparse_param_bytes", String.valueOf(m[0]));
     out.put("sparse_grad_bytes", String.valueOf(m[1]));
     out.put("sparse_optimizer_bytes", String.valueOf(m[2]));
-    long size = net.params().data().getElementSize();
-    out.put("model_param_bytes", String.valueOf(net.numParams() * size));
-    out.put("model_grad_bytes", String.valueOf(net.getGradientsViewArray().length() * size));
+    long bytes = net.params().data().getElementSize();
+    out.put("model_param_bytes", String.valueOf(net.numParams() * bytes));
+    out.put("model_grad_bytes", String.valueOf(net.getGradientsViewArray().length() * bytes));
     out.put(
         "model_optimizer_bytes",
-        String.valueOf(net.getUpdater().getStateViewArray().length() * size));
+        String.valueOf(net.getUpdater().getStateViewArray().length() * bytes));
     return out;
   }
 
