@@ -4,11 +4,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
-import org.nd4j.linalg.api.memory.conf.WorkspaceConfiguration;
-import org.nd4j.linalg.api.memory.enums.AllocationPolicy;
-import org.nd4j.linalg.api.memory.enums.LearningPolicy;
-import org.nd4j.linalg.api.memory.enums.ResetPolicy;
-import org.nd4j.linalg.api.memory.enums.SpillPolicy;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
@@ -86,10 +81,14 @@ public final class PackedBlockLinear {
       if (k == 0) {
         continue;
       }
-      try (MemoryWorkspace ws = panelScope()) {
+      try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
         INDArray xj = gatherX(x, layout, s0, k);
-        y.get(NDArrayIndex.all(), cols(j, b))
-            .assign(xj.mmul(p.get(rowsOf(s0, k, b), NDArrayIndex.all())));
+        INDArray prod = xj.mmul(p.get(rowsOf(s0, k, b), NDArrayIndex.all()));
+        y.get(NDArrayIndex.all(), cols(j, b)).assign(prod);
+        release(prod);
+        if (fresh(layout, s0, k)) {
+          release(xj);
+        }
       }
     }
     if (bias != null) {
@@ -122,10 +121,15 @@ public final class PackedBlockLinear {
       if (k == 0) {
         continue;
       }
-      try (MemoryWorkspace ws = panelScope()) {
+      try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
         INDArray xj = gatherX(x, layout, s0, k);
         INDArray dyj = dy.get(NDArrayIndex.all(), cols(j, b));
-        dp.get(rowsOf(s0, k, b), NDArrayIndex.all()).assign(xj.transpose().mmul(dyj));
+        INDArray prod = xj.transpose().mmul(dyj);
+        dp.get(rowsOf(s0, k, b), NDArrayIndex.all()).assign(prod);
+        release(prod);
+        if (fresh(layout, s0, k)) {
+          release(xj);
+        }
       }
     }
     if (!inputGrad) {
@@ -138,9 +142,10 @@ public final class PackedBlockLinear {
       if (panels.length == 0) {
         continue;
       }
-      try (MemoryWorkspace ws = panelScope()) {
-        dx.get(NDArrayIndex.all(), NDArrayIndex.interval(i * b, i * b + b))
-            .assign(rowProduct(dy, p, panels, slots, b));
+      try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+        INDArray prod = rowProduct(dy, p, panels, slots, b);
+        dx.get(NDArrayIndex.all(), NDArrayIndex.interval(i * b, i * b + b)).assign(prod);
+        release(prod);
       }
     }
     return dx;
@@ -163,27 +168,36 @@ public final class PackedBlockLinear {
       d = Nd4j.concat(1, ds);
       t = Nd4j.concat(0, ts);
     }
-    return d.mmul(t);
+    INDArray prod = d.mmul(t);
+    if (panels.length > 1) {
+      release(d, t);
+    }
+    return prod;
   }
 
-  private static final WorkspaceConfiguration PANEL_WS =
-      WorkspaceConfiguration.builder()
-          .initialSize(0)
-          .overallocationLimit(0.2)
-          .policyAllocation(AllocationPolicy.OVERALLOCATE)
-          .policyLearning(LearningPolicy.FIRST_LOOP)
-          .policyReset(ResetPolicy.BLOCK_LEFT)
-          .policySpill(SpillPolicy.REALLOCATE)
-          .build();
-
   /**
-   * A workspace for one panel's (or block row's) temporaries, reset when it closes: the gathered
-   * inputs and partial products of one panel are freed before the next, so the temporary memory of
-   * a pass is that of its largest panel, not the sum over panels (inside DL4J's training workspaces
-   * every temporary would otherwise live until the layer's scope closes).
+   * Frees temporaries at once. The per-panel temporaries (gathered inputs, partial products) are
+   * created outside any workspace and released here, so a pass holds those of one panel at a time:
+   * inside DL4J's training workspaces they would all live until the layer's scope closes, and as
+   * ordinary detached arrays until the garbage collector runs. Views of the caller's arrays are
+   * left alone.
    */
-  private static MemoryWorkspace panelScope() {
-    return Nd4j.getWorkspaceManager().getAndActivateWorkspace(PANEL_WS, "SF_PACKED_PANEL");
+  private static void release(INDArray... arrays) {
+    for (INDArray a : arrays) {
+      if (a != null && !a.isView() && a.closeable() && !a.wasClosed()) {
+        a.close();
+      }
+    }
+  }
+
+  /** Whether {@link #gatherX} concatenates (more than one run of block rows), i.e. copies. */
+  private static boolean fresh(PackedLayout layout, int s0, int k) {
+    for (int q = 1; q < k; q++) {
+      if (layout.blockRowOf(s0 + q) != layout.blockRowOf(s0 + q - 1) + 1) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** X_j: the input columns of the block rows of panel slots s0 .. s0 + k, runs merged. */
