@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -40,8 +41,7 @@ public final class PackedBlockLinear {
     for (int slot = 0; slot < layout.keptBlocks(); slot++) {
       int i = layout.blockRowOf(slot);
       int j = panelOf(layout, slot);
-      p.get(rowsOf(slot, 1, b), NDArrayIndex.all())
-          .assign(dense.get(NDArrayIndex.interval(i * b, i * b + b), cols(j, b)));
+      rowsOf(p, slot, 1, b).assign(dense.get(NDArrayIndex.interval(i * b, i * b + b), cols(j, b)));
     }
   }
 
@@ -54,9 +54,7 @@ public final class PackedBlockLinear {
     for (int slot = 0; slot < layout.keptBlocks(); slot++) {
       int i = layout.blockRowOf(slot);
       int j = panelOf(layout, slot);
-      dense
-          .get(NDArrayIndex.interval(i * b, i * b + b), cols(j, b))
-          .assign(p.get(rowsOf(slot, 1, b), NDArrayIndex.all()));
+      dense.get(NDArrayIndex.interval(i * b, i * b + b), cols(j, b)).assign(rowsOf(p, slot, 1, b));
     }
     return dense;
   }
@@ -83,7 +81,7 @@ public final class PackedBlockLinear {
       }
       try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
         INDArray xj = gatherX(x, layout, s0, k);
-        INDArray prod = xj.mmul(p.get(rowsOf(s0, k, b), NDArrayIndex.all()));
+        INDArray prod = xj.mmul(rowsOf(p, s0, k, b));
         y.get(NDArrayIndex.all(), cols(j, b)).assign(prod);
         release(prod);
         if (fresh(layout, s0, k)) {
@@ -125,7 +123,7 @@ public final class PackedBlockLinear {
         INDArray xj = gatherX(x, layout, s0, k);
         INDArray dyj = dy.get(NDArrayIndex.all(), cols(j, b));
         INDArray prod = xj.transpose().mmul(dyj);
-        dp.get(rowsOf(s0, k, b), NDArrayIndex.all()).assign(prod);
+        rowsOf(dp, s0, k, b).assign(prod);
         release(prod);
         if (fresh(layout, s0, k)) {
           release(xj);
@@ -157,13 +155,13 @@ public final class PackedBlockLinear {
     INDArray t;
     if (panels.length == 1) {
       d = dy.get(NDArrayIndex.all(), cols(panels[0], b));
-      t = p.get(rowsOf(slots[0], 1, b), NDArrayIndex.all()).transpose();
+      t = rowsOf(p, slots[0], 1, b).transpose();
     } else {
       INDArray[] ds = new INDArray[panels.length];
       INDArray[] ts = new INDArray[panels.length];
       for (int q = 0; q < panels.length; q++) {
         ds[q] = dy.get(NDArrayIndex.all(), cols(panels[q], b));
-        ts[q] = p.get(rowsOf(slots[q], 1, b), NDArrayIndex.all()).transpose();
+        ts[q] = rowsOf(p, slots[q], 1, b).transpose();
       }
       d = Nd4j.concat(1, ds);
       t = Nd4j.concat(0, ts);
@@ -231,8 +229,18 @@ public final class PackedBlockLinear {
     return lo;
   }
 
-  private static INDArrayIndex rowsOf(int slot, int count, int b) {
-    return NDArrayIndex.interval((long) slot * b, (long) (slot + count) * b);
+  /**
+   * Rows {@code slot * b .. (slot + count) * b} of the row-major packed matrix p [K b, b], a
+   * contiguous view built from p's buffer (ND4J 1.0.0-M2.1's {@code get(interval, all)} returned a
+   * rank-0 array for some row ranges of an [8192, 16] matrix).
+   */
+  private static INDArray rowsOf(INDArray p, int slot, int count, int b) {
+    return Nd4j.create(
+        p.data(),
+        new long[] {(long) count * b, b},
+        new long[] {b, 1},
+        p.offset() + (long) slot * b * b,
+        'c');
   }
 
   private static INDArrayIndex cols(int j, int b) {
@@ -280,6 +288,13 @@ public final class PackedBlockLinear {
               + layout);
     }
     long[] shape = layout.packedShape();
+    if (!Shape.hasDefaultStridesForShape(packed) || packed.elementWiseStride() != 1) {
+      throw new IllegalArgumentException(
+          name
+              + " = "
+              + packed.shapeInfoToString().replace('\n', ' ')
+              + " is not contiguous; allowed: a contiguous [K b, b] row-major or flat array");
+    }
     if (Arrays.equals(packed.shape(), shape) && packed.ordering() == 'c') {
       return packed;
     }
