@@ -202,7 +202,7 @@ public final class MemoryBenchmark {
         Locale.ROOT,
         "RESULT memory %s scope=%s storage=%s pattern=%s density=%.2f param_bytes=%s"
             + " grad_bytes=%s optimizer_bytes=%s checkpoint_bytes=%s peak_offheap_mb=%s"
-            + " peak_rss_mb=%s vs_dense=%.3f checkpoint_vs_dense=%.3f",
+            + " peak_rss_mb=%s vs_dense=%.3f checkpoint_vs_dense=%.3f min_step_ms=%s",
         dModel > 0 ? "gpt-d" + dModel + "-l" + layers : model,
         scope,
         r.get("storage"),
@@ -215,7 +215,8 @@ public final class MemoryBenchmark {
         r.get("peak_offheap_mb"),
         r.get("peak_rss_mb"),
         (double) total / denseTotal,
-        ckpt);
+        ckpt,
+        r.getOrDefault("min_step_ms", "n/a"));
   }
 
   private static long total(String scope, Map<String, String> r) {

@@ -12,6 +12,7 @@ import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.util.ModelSerializer;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
@@ -145,9 +146,14 @@ final class MemoryCase {
       net = new ComputationGraph(conf);
       net.init();
       BatchSampler sampler = new BatchSampler(tokens, batch, context, seed);
+      double minMs = Double.MAX_VALUE;
       for (int s = 0; s < steps; s++) {
-        net.fit(ComputationGraphGpt.batch(sampler.windows(s), c.vocab()));
+        MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab());
+        long t0 = System.nanoTime();
+        net.fit(ds);
+        minMs = Math.min(minMs, (System.nanoTime() - t0) / 1e6);
       }
+      out.put("min_step_ms", String.format(Locale.ROOT, "%.0f", minMs));
       File f = Files.createTempFile("sparseflow-memory", ".zip").toFile();
       try {
         ModelSerializer.writeModel(net, f, true);
