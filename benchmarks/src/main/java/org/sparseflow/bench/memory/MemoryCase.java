@@ -31,6 +31,8 @@ import org.sparseflow.examples.gpt.GptConfig;
  *       allocates {@code updater.stateSize(n)} per param block: Adam 2n, the masks' Sgd(0) none);
  *       for the layers that the sparse variants make sparse ({@code scope=sparse}: MLP and
  *       attention layers) and the whole model ({@code scope=model});
+ *   <li>min_step_ms: the shortest wall time of the training steps (the first includes warm-up; a
+ *       rough speed check, not a benchmark);
  *   <li>checkpoint bytes: the size of the model file ModelSerializer writes with the updater;
  *   <li>peak off-heap: a thread samples the process RSS ({@link Pointer#physicalBytes()}, read from
  *       /proc/self/statm) every millisecond from before the model is built until after the
