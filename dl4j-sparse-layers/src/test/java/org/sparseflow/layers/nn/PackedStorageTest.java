@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.util.List;
+import java.util.Random;
 import org.deeplearning4j.gradientcheck.GradientCheckUtil;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -92,7 +93,7 @@ class PackedStorageTest {
     Nd4j.getRandom().setSeed(seed);
     INDArray x = Nd4j.rand(DataType.DOUBLE, n, nIn).subi(0.5);
     INDArray y = Nd4j.zeros(DataType.DOUBLE, n, classes);
-    java.util.Random r = new java.util.Random(seed);
+    Random r = new Random(seed);
     for (int i = 0; i < n; i++) {
       y.putScalar(i, r.nextInt(classes), 1.0);
     }
