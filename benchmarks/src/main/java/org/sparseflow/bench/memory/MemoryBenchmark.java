@@ -23,7 +23,8 @@ import picocli.CommandLine.Option;
  *
  * <pre>
  *   java --add-modules jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar memory
- *        [--model gpt-mini | --d-model 512 --layers 4 --heads 8] [--pattern block16] [--sparsities 0.5,0.75,0.9,0.95]
+ *        [--model gpt-mini | --d-model 512 --layers 4 --heads 8] [--pattern block16]
+ *        [--sparsities 0.5,0.75,0.9,0.95]
  *        [--storages packed,masked] [--steps 3] [--context 64] [--batch 8] [--in-process]
  * </pre>
  *

@@ -147,42 +147,15 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
    * seeded random ones when {@code layouts} is null.
    */
   int[][] resolveLayouts(int[][] layouts, long seed) {
-    String name = getLayerName();
-    if (packedProjections() && projectionPattern == null) {
-      throw new IllegalArgumentException(
-          LayerValidation.where(name)
-              + "projectionStorage = packed with projectionPattern = null; allowed: packed"
-              + " storage with a block projectionPattern");
-    }
-    if (layouts != null && layouts.length != PROJ.length) {
-      throw new IllegalArgumentException(
-          LayerValidation.where(name)
-              + "projectionLayouts has "
-              + layouts.length
-              + " entries; allowed: 4 (q, k, v, o)");
-    }
-    if (projectionPattern == null) {
-      PackedStorage.resolve(name, projectionStorage, "unstructured", 1.0, 1, 1, null, 0);
-      return layouts;
-    }
-    int[][] out = packedProjections() ? new int[PROJ.length][] : null;
-    for (int i = 0; i < PROJ.length; i++) {
-      long rows = PROJ[i].equals("o") ? nOut : nIn;
-      int[] r =
-          PackedStorage.resolve(
-              name,
-              projectionStorage,
-              projectionPattern,
-              projectionDensity,
-              rows,
-              nOut,
-              layouts == null ? null : layouts[i],
-              seed + i);
-      if (out != null) {
-        out[i] = r;
-      }
-    }
-    return out;
+    return PackedStorage.resolveProjections(
+        getLayerName(),
+        projectionStorage,
+        projectionPattern,
+        projectionDensity,
+        nIn,
+        nOut,
+        layouts,
+        seed);
   }
 
   @Override
@@ -314,19 +287,12 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
 
   /** Packed storage: the kept blocks of Wq, Wk, Wv, Wo as row-major block indices, else null. */
   public int[][] getProjectionLayouts() {
-    return projectionLayouts == null ? null : copy(projectionLayouts);
+    return projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
   }
 
   public void setProjectionLayouts(int[][] projectionLayouts) {
-    this.projectionLayouts = projectionLayouts == null ? null : copy(projectionLayouts);
-  }
-
-  private static int[][] copy(int[][] a) {
-    int[][] c = new int[a.length][];
-    for (int i = 0; i < a.length; i++) {
-      c[i] = a[i] == null ? null : a[i].clone();
-    }
-    return c;
+    this.projectionLayouts =
+        projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
   }
 
   public boolean isHasBias() {
@@ -476,7 +442,8 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
      * seeded random layouts of projectionDensity ({@link #layoutSeed}).
      */
     public Builder projectionLayouts(int[][] projectionLayouts) {
-      this.projectionLayouts = projectionLayouts == null ? null : copy(projectionLayouts);
+      this.projectionLayouts =
+          projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
       return this;
     }
 

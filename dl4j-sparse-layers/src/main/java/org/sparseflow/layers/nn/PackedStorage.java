@@ -99,4 +99,64 @@ final class PackedStorage {
         SparseKernels.parsePattern("pattern", c.getPattern()).getBlockSize(),
         c.getBlockLayout());
   }
+
+  /**
+   * The packed layouts of the four attention projections (q, k, v, o; Wo has nOut rows): checks
+   * storage, pattern and shapes; for packed storage returns the validated (or seeded random: seed +
+   * i) layouts, else null.
+   */
+  static int[][] resolveProjections(
+      String name,
+      String storage,
+      String pattern,
+      double density,
+      long nIn,
+      long nOut,
+      int[][] layouts,
+      long seed) {
+    boolean packed = isPacked(storage);
+    if (packed && pattern == null) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(name)
+              + "projectionStorage = packed with projectionPattern = null; allowed: packed"
+              + " storage with a block projectionPattern");
+    }
+    if (layouts != null && layouts.length != 4) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(name)
+              + "projectionLayouts has "
+              + layouts.length
+              + " entries; allowed: 4 (q, k, v, o)");
+    }
+    if (pattern == null) {
+      resolve(name, storage, "unstructured", 1.0, 1, 1, null, 0);
+      return layouts;
+    }
+    int[][] out = packed ? new int[4][] : null;
+    for (int i = 0; i < 4; i++) {
+      int[] r =
+          resolve(
+              name,
+              storage,
+              pattern,
+              density,
+              i == 3 ? nOut : nIn,
+              nOut,
+              layouts == null ? null : layouts[i],
+              seed + i);
+      if (out != null) {
+        out[i] = r;
+      }
+    }
+    return out;
+  }
+
+  /** A deep copy of per-projection layouts. */
+  static int[][] copy(int[][] a) {
+    int[][] c = new int[a.length][];
+    for (int i = 0; i < a.length; i++) {
+      c[i] = a[i] == null ? null : a[i].clone();
+    }
+    return c;
+  }
 }
