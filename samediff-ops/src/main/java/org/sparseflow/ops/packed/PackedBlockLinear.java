@@ -1,8 +1,6 @@
 package org.sparseflow.ops.packed;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
@@ -73,21 +71,20 @@ public final class PackedBlockLinear {
     }
     int b = layout.blockSize();
     INDArray y = Nd4j.create(p.dataType(), new long[] {x.size(0), layout.cols()}, 'c');
-    for (int j = 0; j < layout.blockCols(); j++) {
-      int s0 = layout.panelStart(j);
-      int k = layout.panelStart(j + 1) - s0;
-      if (k == 0) {
-        continue;
-      }
-      try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        INDArray xj = gatherX(x, layout, s0, k);
-        INDArray prod = xj.mmul(rowsOf(p, s0, k, b));
-        y.get(NDArrayIndex.all(), cols(j, b)).assign(prod);
-        release(prod);
-        if (fresh(layout, s0, k)) {
-          release(xj);
+    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      INDArray xt = x.castTo(p.dataType()).transpose().dup('c'); // [rows, N]: gathers pull rows
+      for (int j = 0; j < layout.blockCols(); j++) {
+        int s0 = layout.panelStart(j);
+        int k = layout.panelStart(j + 1) - s0;
+        if (k == 0) {
+          continue;
         }
+        INDArray xjt = Nd4j.pullRows(xt, 1, layout.panelInputRows(j)); // X_j^T [k b, N]
+        INDArray prod = xjt.transpose().mmul(rowsOf(p, s0, k, b));
+        y.get(NDArrayIndex.all(), cols(j, b)).assign(prod);
+        release(prod, xjt);
       }
+      release(xt);
     }
     if (bias != null) {
       y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
@@ -113,64 +110,46 @@ public final class PackedBlockLinear {
     INDArray p = asMatrix("packed", packed, layout);
     INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
     int b = layout.blockSize();
-    for (int j = 0; j < layout.blockCols(); j++) {
-      int s0 = layout.panelStart(j);
-      int k = layout.panelStart(j + 1) - s0;
-      if (k == 0) {
-        continue;
-      }
-      try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        INDArray xj = gatherX(x, layout, s0, k);
-        INDArray dyj = dy.get(NDArrayIndex.all(), cols(j, b));
-        INDArray prod = xj.transpose().mmul(dyj);
-        rowsOf(dp, s0, k, b).assign(prod);
-        release(prod);
-        if (fresh(layout, s0, k)) {
-          release(xj);
+    INDArray dx =
+        inputGrad ? Nd4j.create(p.dataType(), new long[] {x.size(0), layout.rows()}, 'c') : null;
+    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      INDArray xt = x.castTo(p.dataType()).transpose().dup('c'); // [rows, N]
+      INDArray dyt = dy.castTo(p.dataType()).transpose().dup('c'); // [cols, N]
+      for (int j = 0; j < layout.blockCols(); j++) {
+        int s0 = layout.panelStart(j);
+        int k = layout.panelStart(j + 1) - s0;
+        if (k == 0) {
+          continue;
         }
+        INDArray xjt = Nd4j.pullRows(xt, 1, layout.panelInputRows(j)); // [k b, N]
+        INDArray dyj = blockRows(dyt, j, b).transpose(); // dy[:, j] [N, b]
+        INDArray prod = xjt.mmul(dyj);
+        rowsOf(dp, s0, k, b).assign(prod);
+        release(prod, xjt);
       }
-    }
-    if (!inputGrad) {
-      return null;
-    }
-    INDArray dx = Nd4j.create(p.dataType(), new long[] {x.size(0), layout.rows()}, 'c');
-    for (int i = 0; i < layout.blockRows(); i++) {
-      int[] panels = layout.rowPanels(i);
-      int[] slots = layout.rowSlots(i);
-      if (panels.length == 0) {
-        continue;
+      release(xt);
+      if (inputGrad) {
+        // each packed block transposed in place of the block: rows of the stacked V^T per block row
+        long kept = layout.keptBlocks();
+        INDArray pt =
+            p.reshape('c', kept, b, b).permute(0, 2, 1).dup('c').reshape('c', kept * b, b);
+        INDArray dxt = Nd4j.create(p.dataType(), new long[] {layout.rows(), x.size(0)}, 'c');
+        for (int i = 0; i < layout.blockRows(); i++) {
+          if (layout.rowPanels(i).length == 0) {
+            continue;
+          }
+          INDArray dyg = Nd4j.pullRows(dyt, 1, layout.rowOutputRows(i)); // [k_i b, N]
+          INDArray ti = Nd4j.pullRows(pt, 1, layout.rowPackedRows(i)); // [k_i b, b]
+          INDArray prod = ti.transpose().mmul(dyg); // dx[:, i]^T [b, N]
+          blockRows(dxt, i, b).assign(prod);
+          release(prod, dyg, ti);
+        }
+        dx.assign(dxt.transpose());
+        release(pt, dxt);
       }
-      try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-        INDArray prod = rowProduct(dy, p, panels, slots, b);
-        dx.get(NDArrayIndex.all(), NDArrayIndex.interval(i * b, i * b + b)).assign(prod);
-        release(prod);
-      }
+      release(dyt);
     }
     return dx;
-  }
-
-  /** [dy[:, j] for the kept (i, j)] times the stacked transposed blocks: dx[:, i] [N, b]. */
-  private static INDArray rowProduct(INDArray dy, INDArray p, int[] panels, int[] slots, int b) {
-    INDArray d;
-    INDArray t;
-    if (panels.length == 1) {
-      d = dy.get(NDArrayIndex.all(), cols(panels[0], b));
-      t = rowsOf(p, slots[0], 1, b).transpose();
-    } else {
-      INDArray[] ds = new INDArray[panels.length];
-      INDArray[] ts = new INDArray[panels.length];
-      for (int q = 0; q < panels.length; q++) {
-        ds[q] = dy.get(NDArrayIndex.all(), cols(panels[q], b));
-        ts[q] = rowsOf(p, slots[q], 1, b).transpose();
-      }
-      d = Nd4j.concat(1, ds);
-      t = Nd4j.concat(0, ts);
-    }
-    INDArray prod = d.mmul(t);
-    if (panels.length > 1) {
-      release(d, t);
-    }
-    return prod;
   }
 
   /**
@@ -188,33 +167,6 @@ public final class PackedBlockLinear {
     }
   }
 
-  /** Whether {@link #gatherX} concatenates (more than one run of block rows), i.e. copies. */
-  private static boolean fresh(PackedLayout layout, int s0, int k) {
-    for (int q = 1; q < k; q++) {
-      if (layout.blockRowOf(s0 + q) != layout.blockRowOf(s0 + q - 1) + 1) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** X_j: the input columns of the block rows of panel slots s0 .. s0 + k, runs merged. */
-  private static INDArray gatherX(INDArray x, PackedLayout layout, int s0, int k) {
-    int b = layout.blockSize();
-    List<INDArray> parts = new ArrayList<>();
-    int q = 0;
-    while (q < k) {
-      int first = layout.blockRowOf(s0 + q);
-      int run = 1;
-      while (q + run < k && layout.blockRowOf(s0 + q + run) == first + run) {
-        run++;
-      }
-      parts.add(x.get(NDArrayIndex.all(), NDArrayIndex.interval(first * b, (first + run) * b)));
-      q += run;
-    }
-    return parts.size() == 1 ? parts.get(0) : Nd4j.concat(1, parts.toArray(new INDArray[0]));
-  }
-
   private static int panelOf(PackedLayout layout, int slot) {
     int lo = 0;
     int hi = layout.blockCols() - 1;
@@ -227,6 +179,12 @@ public final class PackedBlockLinear {
       }
     }
     return lo;
+  }
+
+  /** Rows i b .. (i + 1) b of a new contiguous row-major matrix m [R, N], as a view. */
+  private static INDArray blockRows(INDArray m, int i, int b) {
+    long n = m.size(1);
+    return Nd4j.create(m.data(), new long[] {b, n}, new long[] {n, 1}, m.offset() + i * b * n, 'c');
   }
 
   /**

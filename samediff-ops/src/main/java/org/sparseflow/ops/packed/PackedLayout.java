@@ -26,6 +26,9 @@ public final class PackedLayout {
   private final int[] panelRows; // block row of each packed block, in packed order
   private final int[][] rowPanels; // per block row: block columns of its kept blocks, ascending
   private final int[][] rowSlots; // per block row: packed index of each of those blocks
+  private final int[][] panelInputRows; // per panel: W rows (x columns) of its packed rows
+  private final int[][] rowOutputRows; // per block row: W columns (dy columns) of its kept blocks
+  private final int[][] rowPackedRows; // per block row: packed rows of its kept blocks
 
   private PackedLayout(long rows, long cols, int b, int[] kept) {
     this.rows = rows;
@@ -60,6 +63,29 @@ public final class PackedLayout {
       panelRows[slot] = i;
       rowPanels[i][rowFill[i]] = j;
       rowSlots[i][rowFill[i]++] = slot;
+    }
+    panelInputRows = new int[bc][];
+    for (int j = 0; j < bc; j++) {
+      int k = panelStart[j + 1] - panelStart[j];
+      panelInputRows[j] = new int[k * b];
+      for (int q = 0; q < k; q++) {
+        for (int r = 0; r < b; r++) {
+          panelInputRows[j][q * b + r] = panelRows[panelStart[j] + q] * b + r;
+        }
+      }
+    }
+    rowOutputRows = new int[br][];
+    rowPackedRows = new int[br][];
+    for (int i = 0; i < br; i++) {
+      int k = rowPanels[i].length;
+      rowOutputRows[i] = new int[k * b];
+      rowPackedRows[i] = new int[k * b];
+      for (int q = 0; q < k; q++) {
+        for (int r = 0; r < b; r++) {
+          rowOutputRows[i][q * b + r] = rowPanels[i][q] * b + r;
+          rowPackedRows[i][q * b + r] = rowSlots[i][q] * b + r;
+        }
+      }
     }
   }
 
@@ -196,6 +222,21 @@ public final class PackedLayout {
   /** Packed slots of the kept blocks of block row i, in {@link #rowPanels} order (shared). */
   int[] rowSlots(int i) {
     return rowSlots[i];
+  }
+
+  /** Panel j's input indices: the W row (x column) of each of its packed rows (shared). */
+  int[] panelInputRows(int j) {
+    return panelInputRows[j];
+  }
+
+  /** Block row i's output indices: the W columns (dy columns) of its kept blocks (shared). */
+  int[] rowOutputRows(int i) {
+    return rowOutputRows[i];
+  }
+
+  /** Block row i's packed rows: rows slot b .. slot b + b of each of its kept blocks (shared). */
+  int[] rowPackedRows(int i) {
+    return rowPackedRows[i];
   }
 
   @Override
