@@ -1,6 +1,7 @@
 package org.sparseflow.ops.packed;
 
 import java.util.Arrays;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
@@ -10,14 +11,14 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /**
  * y = x W + b for a block-sparse W held only as its packed kept blocks (see {@link PackedLayout}),
- * with the backward pass writing dW for the kept blocks only. No dense [rows, cols] array is
- * created: per block column j (panel), the input columns of the panel's kept block rows are
- * gathered into X_j [N, k_j b] and y[:, j] = X_j P_j with P_j the panel's [k_j b, b] slice of the
- * packed values; dP_j = X_j^T dy[:, j]; dx per block row i is [dy[:, j] for kept (i, j)] times the
- * stacked transposed blocks. Work and temporary memory are proportional to the kept blocks.
+ * with the backward pass writing dW for the kept blocks only. No dense [rows, cols] weight array is
+ * created: the loops ({@link PackedKernels}) visit the kept blocks only, so work and weight-sized
+ * memory are proportional to density. Activations (x, dy, y, dx) are copied between ND4J and Java
+ * arrays once per call.
  *
- * <p>Float and double; the matrix products go through ND4J's BLAS gemm. This is the packed-input
- * entry point next to the dense-W + mask kernels of {@code org.sparseflow.ops.matmul}.
+ * <p>Float and double (other floating types compute in float). This is the packed-input entry point
+ * next to the dense-W + mask kernels of {@code org.sparseflow.ops.matmul}; those vector kernels are
+ * faster per block and could read this layout directly (same block-column panel order).
  */
 public final class PackedBlockLinear {
   private PackedBlockLinear() {}
@@ -59,7 +60,7 @@ public final class PackedBlockLinear {
 
   /**
    * y = x W + bias, x [N, rows], packed [K b, b] (or flat, length K b b), bias [1, cols] or [cols]
-   * or null; returns y [N, cols] row-major.
+   * or null; returns y [N, cols] row-major, in the packed values' data type.
    */
   public static INDArray forward(INDArray x, INDArray packed, INDArray bias, PackedLayout layout) {
     checkLayout(layout);
@@ -69,22 +70,17 @@ public final class PackedBlockLinear {
       throw new IllegalArgumentException(
           "bias has length " + bias.length() + "; allowed: " + layout.cols() + " (or null)");
     }
-    int b = layout.blockSize();
-    INDArray y = Nd4j.create(p.dataType(), new long[] {x.size(0), layout.cols()}, 'c');
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray xt = x.castTo(p.dataType()).transpose().dup('c'); // [rows, N]: gathers pull rows
-      for (int j = 0; j < layout.blockCols(); j++) {
-        int s0 = layout.panelStart(j);
-        int k = layout.panelStart(j + 1) - s0;
-        if (k == 0) {
-          continue;
-        }
-        INDArray xjt = Nd4j.pullRows(xt, 1, layout.panelInputRows(j)); // X_j^T [k b, N]
-        INDArray prod = xjt.transpose().mmul(rowsOf(p, s0, k, b));
-        y.get(NDArrayIndex.all(), cols(j, b)).assign(prod);
-        release(prod, xjt);
-      }
-      release(xt);
+    int n = (int) x.size(0);
+    int cols = (int) layout.cols();
+    INDArray y;
+    if (isDouble(p)) {
+      double[] ya = new double[n * cols];
+      PackedKernels.forward(doubles(x), doubles(p), ya, n, layout);
+      y = Nd4j.createFromArray(ya).reshape('c', n, cols);
+    } else {
+      float[] ya = new float[n * cols];
+      PackedKernels.forward(floats(x), floats(p), ya, n, layout);
+      y = Nd4j.createFromArray(ya).reshape('c', n, cols).castTo(p.dataType());
     }
     if (bias != null) {
       y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
@@ -109,62 +105,54 @@ public final class PackedBlockLinear {
     checkShape("dy", dy, x.size(0), layout.cols());
     INDArray p = asMatrix("packed", packed, layout);
     INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
-    int b = layout.blockSize();
-    INDArray dx =
-        inputGrad ? Nd4j.create(p.dataType(), new long[] {x.size(0), layout.rows()}, 'c') : null;
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray xt = x.castTo(p.dataType()).transpose().dup('c'); // [rows, N]
-      INDArray dyt = dy.castTo(p.dataType()).transpose().dup('c'); // [cols, N]
-      for (int j = 0; j < layout.blockCols(); j++) {
-        int s0 = layout.panelStart(j);
-        int k = layout.panelStart(j + 1) - s0;
-        if (k == 0) {
-          continue;
-        }
-        INDArray xjt = Nd4j.pullRows(xt, 1, layout.panelInputRows(j)); // [k b, N]
-        INDArray dyj = blockRows(dyt, j, b).transpose(); // dy[:, j] [N, b]
-        INDArray prod = xjt.mmul(dyj);
-        rowsOf(dp, s0, k, b).assign(prod);
-        release(prod, xjt);
+    int n = (int) x.size(0);
+    int rows = (int) layout.rows();
+    int len = (int) layout.packedLength();
+    if (isDouble(p)) {
+      double[] dya = doubles(dy);
+      double[] dv = new double[len];
+      PackedKernels.weightGrad(doubles(x), dya, dv, n, layout);
+      assignTo(dp, Nd4j.createFromArray(dv));
+      if (!inputGrad) {
+        return null;
       }
-      release(xt);
-      if (inputGrad) {
-        // each packed block transposed in place of the block: rows of the stacked V^T per block row
-        long kept = layout.keptBlocks();
-        INDArray pt =
-            p.reshape('c', kept, b, b).permute(0, 2, 1).dup('c').reshape('c', kept * b, b);
-        INDArray dxt = Nd4j.create(p.dataType(), new long[] {layout.rows(), x.size(0)}, 'c');
-        for (int i = 0; i < layout.blockRows(); i++) {
-          if (layout.rowPanels(i).length == 0) {
-            continue;
-          }
-          INDArray dyg = Nd4j.pullRows(dyt, 1, layout.rowOutputRows(i)); // [k_i b, N]
-          INDArray ti = Nd4j.pullRows(pt, 1, layout.rowPackedRows(i)); // [k_i b, b]
-          INDArray prod = ti.transpose().mmul(dyg); // dx[:, i]^T [b, N]
-          blockRows(dxt, i, b).assign(prod);
-          release(prod, dyg, ti);
-        }
-        dx.assign(dxt.transpose());
-        release(pt, dxt);
-      }
-      release(dyt);
+      double[] dx = new double[n * rows];
+      PackedKernels.inputGrad(dya, doubles(p), dx, n, layout);
+      return Nd4j.createFromArray(dx).reshape('c', n, rows);
     }
-    return dx;
+    float[] dya = floats(dy);
+    float[] dv = new float[len];
+    PackedKernels.weightGrad(floats(x), dya, dv, n, layout);
+    assignTo(dp, Nd4j.createFromArray(dv));
+    if (!inputGrad) {
+      return null;
+    }
+    float[] dx = new float[n * rows];
+    PackedKernels.inputGrad(dya, floats(p), dx, n, layout);
+    return Nd4j.createFromArray(dx).reshape('c', n, rows).castTo(p.dataType());
   }
 
-  /**
-   * Frees temporaries at once. The per-panel temporaries (gathered inputs, partial products) are
-   * created outside any workspace and released here, so a pass holds those of one panel at a time:
-   * inside DL4J's training workspaces they would all live until the layer's scope closes, and as
-   * ordinary detached arrays until the garbage collector runs. Views of the caller's arrays are
-   * left alone.
-   */
-  private static void release(INDArray... arrays) {
-    for (INDArray a : arrays) {
-      if (a != null && !a.isView() && a.closeable() && !a.wasClosed()) {
-        a.close();
-      }
+  private static boolean isDouble(INDArray p) {
+    return p.dataType() == DataType.DOUBLE;
+  }
+
+  /** The values of a (any order, any view) array row-major as a Java array. */
+  private static float[] floats(INDArray a) {
+    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      INDArray c = a.dataType() == DataType.FLOAT ? a : a.castTo(DataType.FLOAT);
+      return c.dup('c').data().asFloat();
     }
+  }
+
+  private static double[] doubles(INDArray a) {
+    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      return a.dup('c').data().asDouble();
+    }
+  }
+
+  /** Copies a flat temporary into the (contiguous) target, outside any workspace. */
+  private static void assignTo(INDArray target, INDArray flat) {
+    target.assign(flat.reshape('c', target.shape()));
   }
 
   private static int panelOf(PackedLayout layout, int slot) {
@@ -179,12 +167,6 @@ public final class PackedBlockLinear {
       }
     }
     return lo;
-  }
-
-  /** Rows i b .. (i + 1) b of a new contiguous row-major matrix m [R, N], as a view. */
-  private static INDArray blockRows(INDArray m, int i, int b) {
-    long n = m.size(1);
-    return Nd4j.create(m.data(), new long[] {b, n}, new long[] {n, 1}, m.offset() + i * b * n, 'c');
   }
 
   /**
