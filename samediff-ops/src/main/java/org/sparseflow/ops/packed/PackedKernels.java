@@ -1,5 +1,7 @@
 package org.sparseflow.ops.packed;
 
+import org.sparseflow.ops.matmul.VectorSupport;
+
 /**
  * The loops of {@link PackedBlockLinear} on Java arrays (row-major), float and double: per kept
  * block (i, j) with values V [b, b], y[n, j] += x[n, i] V, dV = sum_n x[n, i]^T dy[n, j] and dx[n,
@@ -10,8 +12,21 @@ package org.sparseflow.ops.packed;
 final class PackedKernels {
   private PackedKernels() {}
 
+  /**
+   * Whether the Vector API loops serve this layout: the {@code jdk.incubator.vector} module is
+   * present (and {@code -Dsparseflow.vectorKernels=false} not set) and the block size is a multiple
+   * of the vector length.
+   */
+  static boolean vectorApplies(PackedLayout l) {
+    return VectorSupport.AVAILABLE && l.blockSize() % PackedVectorKernels.lanes() == 0;
+  }
+
   /** y [n, cols] = x [n, rows] W, W the packed blocks v of layout l. */
   static void forward(float[] x, float[] v, float[] y, int n, PackedLayout l) {
+    if (vectorApplies(l)) {
+      PackedVectorKernels.forward(x, v, y, n, l, blockRows(l), blockCols(l));
+      return;
+    }
     int rows = (int) l.rows();
     int cols = (int) l.cols();
     int b = l.blockSize();
@@ -69,6 +84,10 @@ final class PackedKernels {
 
   /** dv (packed) = x^T dy on the kept blocks. */
   static void weightGrad(float[] x, float[] dy, float[] dv, int n, PackedLayout l) {
+    if (vectorApplies(l)) {
+      PackedVectorKernels.weightGrad(x, dy, dv, n, l, blockRows(l), blockCols(l));
+      return;
+    }
     int rows = (int) l.rows();
     int cols = (int) l.cols();
     int b = l.blockSize();
@@ -132,6 +151,11 @@ final class PackedKernels {
 
   /** dx [n, rows] = dy W^T on the kept blocks. */
   static void inputGrad(float[] dy, float[] v, float[] dx, int n, PackedLayout l) {
+    if (vectorApplies(l)) {
+      PackedVectorKernels.inputGrad(
+          dy, transposeBlocks(v, l.blockSize()), dx, n, l, blockRows(l), blockCols(l));
+      return;
+    }
     int rows = (int) l.rows();
     int cols = (int) l.cols();
     int b = l.blockSize();
@@ -187,6 +211,19 @@ final class PackedKernels {
             }
           }
         });
+  }
+
+  /** Each b x b block of packed values transposed in place of the block. */
+  private static float[] transposeBlocks(float[] v, int b) {
+    float[] t = new float[v.length];
+    for (int base = 0; base < v.length; base += b * b) {
+      for (int k = 0; k < b; k++) {
+        for (int c = 0; c < b; c++) {
+          t[base + c * b + k] = v[base + k * b + c];
+        }
+      }
+    }
+    return t;
   }
 
   private static int[] blockRows(PackedLayout l) {
