@@ -16,9 +16,10 @@ import org.nd4j.linalg.indexing.NDArrayIndex;
  * memory are proportional to density. Activations (x, dy, y, dx) are copied between ND4J and Java
  * arrays once per call.
  *
- * <p>Float and double (other floating types compute in float). This is the packed-input entry point
- * next to the dense-W + mask kernels of {@code org.sparseflow.ops.matmul}; those vector kernels are
- * faster per block and could read this layout directly (same block-column panel order).
+ * <p>Float and double (other floating types compute in float); float blocks whose size is a
+ * multiple of the vector length run on the JDK Vector API ({@link PackedVectorKernels}). This is
+ * the packed-input entry point next to the dense-W + mask kernels of {@code
+ * org.sparseflow.ops.matmul}, which it does not use or change.
  */
 public final class PackedBlockLinear {
   private PackedBlockLinear() {}
