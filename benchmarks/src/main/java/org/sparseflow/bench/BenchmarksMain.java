@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.sparseflow.bench.dataflow.DataflowBenchmark;
+import org.sparseflow.bench.memory.MemoryBenchmark;
 import org.sparseflow.bench.mst.GraphStepBenchmark;
 import org.sparseflow.bench.mst.MstBenchmark;
 import org.sparseflow.bench.ops.OpsBenchmark;
@@ -29,6 +30,7 @@ public final class BenchmarksMain {
     SUITES.put("mst", MstBenchmark::main);
     SUITES.put("dataflow", DataflowBenchmark::main);
     SUITES.put("graph-step", GraphStepBenchmark::main);
+    SUITES.put("memory", MemoryBenchmark::main);
   }
 
   private BenchmarksMain() {}

@@ -35,7 +35,40 @@ public final class SparseParams {
       }
       String prefix = paramPrefix(model, l);
       for (String key : s.sparseWeightKeys()) {
+        if (s.packedLayout(key) != null) {
+          throw new IllegalArgumentException(
+              "weight '"
+                  + prefix
+                  + "_"
+                  + key
+                  + "' is stored packed (storage = packed, a fixed block layout without a mask"
+                  + " param): mask tools such as MST and SparseParam need storage = masked;"
+                  + " allowed: SparseParams.findPacked(model) to read and write packed weights");
+        }
         out.add(new SparseParam(model, l, s, key, prefix + "_" + key));
+      }
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /**
+   * All packed (storage = packed) weights of an initialised {@link MultiLayerNetwork} or {@link
+   * ComputationGraph}, in layer order, named like {@link #find}.
+   *
+   * @throws IllegalArgumentException for other model types or a network that is not initialised
+   */
+  public static List<PackedSparseParam> findPacked(Model model) {
+    List<PackedSparseParam> out = new ArrayList<>();
+    for (Layer l : layers(model)) {
+      SparseWeightLayer s = unwrap(l, SparseWeightLayer.class);
+      if (s == null) {
+        continue;
+      }
+      String prefix = paramPrefix(model, l);
+      for (String key : s.sparseWeightKeys()) {
+        if (s.packedLayout(key) != null) {
+          out.add(new PackedSparseParam(model, l, s, key, prefix + "_" + key));
+        }
       }
     }
     return Collections.unmodifiableList(out);

@@ -1,6 +1,7 @@
 package org.sparseflow.layers.nn;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -46,6 +47,8 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
   private int blockSize = 16;
   private String projectionPattern;
   private double projectionDensity = 1.0;
+  private String projectionStorage = PackedStorage.MASKED;
+  private int[][] projectionLayouts;
   private boolean hasBias = true;
   private RNNFormat dataFormat = RNNFormat.NCW;
 
@@ -59,6 +62,8 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     this.blockSize = b.blockSize;
     this.projectionPattern = b.projectionPattern;
     this.projectionDensity = b.projectionDensity;
+    this.projectionStorage = b.projectionStorage;
+    this.projectionLayouts = b.projectionLayouts;
     this.hasBias = b.hasBias;
     this.dataFormat = b.dataFormat;
     initializeConstraints(b);
@@ -69,6 +74,20 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
   @Override
   public List<ParamSpec> paramSpecs() {
     List<ParamSpec> l = new ArrayList<>();
+    if (packedProjections()) {
+      validate();
+      int b = SparseKernels.parsePattern("projectionPattern", projectionPattern).getBlockSize();
+      for (int i = 0; i < PROJ.length; i++) {
+        long rows = PROJ[i].equals("o") ? nOut : nIn;
+        l.add(
+            ParamSpec.packedWeight(
+                "W" + PROJ[i], (long) projectionLayouts[i].length * b, b, rows, nOut));
+        if (hasBias) {
+          l.add(ParamSpec.bias("b" + PROJ[i], nOut));
+        }
+      }
+      return l;
+    }
     for (String p : PROJ) {
       long rows = p.equals("o") ? nOut : nIn;
       l.add(ParamSpec.weight("W" + p, rows, nOut));
@@ -110,6 +129,34 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
         LayerValidation.checkWeightSparsity(name, projectionPattern, projectionDensity, nOut, nOut);
       }
     }
+    if (packedProjections() && projectionLayouts == null) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(name)
+              + "projectionStorage = packed with projectionLayouts = null; allowed: four kept-block"
+              + " index arrays (q, k, v, o; the layer builder fills them in)");
+    }
+    resolveLayouts(projectionLayouts, 0L);
+  }
+
+  /** Whether the projections are stored packed. Not a bean getter: stays out of the JSON. */
+  boolean packedProjections() {
+    return PackedStorage.isPacked(projectionStorage);
+  }
+
+  /**
+   * Checks projectionStorage; for packed storage returns the four validated layouts (q, k, v, o),
+   * seeded random ones when {@code layouts} is null.
+   */
+  int[][] resolveLayouts(int[][] layouts, long seed) {
+    return PackedStorage.resolveProjections(
+        getLayerName(),
+        projectionStorage,
+        projectionPattern,
+        projectionDensity,
+        nIn,
+        nOut,
+        layouts,
+        seed);
   }
 
   @Override
@@ -230,6 +277,25 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     this.projectionDensity = projectionDensity;
   }
 
+  /** {@code masked} (default) or {@code packed} projections: see {@link PackedStorage}. */
+  public String getProjectionStorage() {
+    return projectionStorage;
+  }
+
+  public void setProjectionStorage(String projectionStorage) {
+    this.projectionStorage = projectionStorage;
+  }
+
+  /** Packed storage: the kept blocks of Wq, Wk, Wv, Wo as row-major block indices, else null. */
+  public int[][] getProjectionLayouts() {
+    return projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
+  }
+
+  public void setProjectionLayouts(int[][] projectionLayouts) {
+    this.projectionLayouts =
+        projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
+  }
+
   public boolean isHasBias() {
     return hasBias;
   }
@@ -266,20 +332,24 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
         && dataFormat == t.dataFormat
         && Double.compare(projectionDensity, t.projectionDensity) == 0
         && Objects.equals(attentionPattern, t.attentionPattern)
-        && Objects.equals(projectionPattern, t.projectionPattern);
+        && Objects.equals(projectionPattern, t.projectionPattern)
+        && Objects.equals(projectionStorage, t.projectionStorage)
+        && Arrays.deepEquals(projectionLayouts, t.projectionLayouts);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(
-        super.hashCode(),
-        nHeads,
-        attentionPattern,
-        blockSize,
-        projectionPattern,
-        projectionDensity,
-        hasBias,
-        dataFormat);
+    return 31 * Arrays.deepHashCode(projectionLayouts)
+        + Objects.hash(
+            super.hashCode(),
+            projectionStorage,
+            nHeads,
+            attentionPattern,
+            blockSize,
+            projectionPattern,
+            projectionDensity,
+            hasBias,
+            dataFormat);
   }
 
   @Override
@@ -300,6 +370,8 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
         + projectionPattern
         + ", projectionDensity="
         + projectionDensity
+        + ", projectionStorage="
+        + projectionStorage
         + ", dataFormat="
         + dataFormat
         + ")";
@@ -315,6 +387,9 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     private int blockSize = 16;
     private String projectionPattern;
     private double projectionDensity = 1.0;
+    private String projectionStorage = PackedStorage.MASKED;
+    private int[][] projectionLayouts;
+    private long layoutSeed = 12345L;
     private boolean hasBias = true;
     private RNNFormat dataFormat = RNNFormat.NCW;
 
@@ -357,6 +432,31 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
       return this;
     }
 
+    /**
+     * Projection storage: {@code masked} (default) or {@code packed} (block projectionPattern: only
+     * the kept blocks are params; fixed layouts, no MST).
+     */
+    public Builder projectionStorage(String projectionStorage) {
+      this.projectionStorage = projectionStorage;
+      return this;
+    }
+
+    /**
+     * Packed storage: the kept blocks of Wq, Wk, Wv, Wo as row-major block indices; when not given,
+     * seeded random layouts of projectionDensity ({@link #layoutSeed}).
+     */
+    public Builder projectionLayouts(int[][] projectionLayouts) {
+      this.projectionLayouts =
+          projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
+      return this;
+    }
+
+    /** Seed of the random packed layouts when none are given (default 12345). */
+    public Builder layoutSeed(long layoutSeed) {
+      this.layoutSeed = layoutSeed;
+      return this;
+    }
+
     public Builder hasBias(boolean hasBias) {
       this.hasBias = hasBias;
       return this;
@@ -372,6 +472,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     @SuppressWarnings("unchecked")
     public CausalSelfAttentionLayer build() {
       CausalSelfAttentionLayer l = new CausalSelfAttentionLayer(this);
+      l.projectionLayouts = l.resolveLayouts(projectionLayouts, layoutSeed);
       l.validate();
       return l;
     }

@@ -1,5 +1,6 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +20,8 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
@@ -80,8 +83,44 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
     return layerConf().getProjectionPattern() != null;
   }
 
+  private boolean packedProjections() {
+    return layerConf().packedProjections();
+  }
+
+  private int[][] layoutSource;
+  private final Map<String, PackedLayout> packedLayouts = new HashMap<>();
+
+  /** The packed layout of projection weight "W" + p (cached until the configuration changes). */
+  private PackedLayout packed(String weightKey) {
+    int[][] src = layerConf().getProjectionLayouts();
+    if (!Arrays.deepEquals(src, layoutSource)) {
+      packedLayouts.clear();
+      layoutSource = src;
+    }
+    return packedLayouts.computeIfAbsent(
+        weightKey,
+        k -> {
+          int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
+          long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
+          int b =
+              SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern())
+                  .getBlockSize();
+          return PackedLayout.of(rows, layerConf().getNOut(), b, src[i]);
+        });
+  }
+
+  private static final String[] PROJ_WEIGHTS = {"Wq", "Wk", "Wv", "Wo"};
+
+  /** x W_p + b_p: the masked kernels, or the packed ones for packed projections. */
+  private INDArray project(String p, INDArray x) {
+    if (packedProjections()) {
+      return PackedBlockLinear.forward(x, getParam("W" + p), bias(p), packed("W" + p));
+    }
+    return SparseKernels.linearForward(x, getParam("W" + p), bias(p), mask(p));
+  }
+
   private SparseMask mask(String p) {
-    return sparseProjections()
+    return sparseProjections() && !packedProjections()
         ? masked.sparseMask("W" + p, getParam("M" + p), layerConf().getProjectionPattern())
         : null;
   }
@@ -164,7 +203,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
       throw new IllegalArgumentException(
           LayerValidation.where(c.getLayerName())
               + "input shape = "
-              + java.util.Arrays.toString(input.shape())
+              + Arrays.toString(input.shape())
               + " is not allowed; allowed: "
               + (nwc()
                   ? "[minibatch, T, nIn = " + c.getNIn() + "] (NWC)"
@@ -178,12 +217,9 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
     BlockLayout layout = layout((int) t);
     double scale = SparseAttention.defaultScale(d);
     INDArray x2 = toRows(input);
-    INDArray q =
-        heads(SparseKernels.linearForward(x2, getParam("Wq"), bias("q"), mask("q")), b, t, h, d);
-    INDArray k =
-        heads(SparseKernels.linearForward(x2, getParam("Wk"), bias("k"), mask("k")), b, t, h, d);
-    INDArray v =
-        heads(SparseKernels.linearForward(x2, getParam("Wv"), bias("v"), mask("v")), b, t, h, d);
+    INDArray q = heads(project("q", x2), b, t, h, d);
+    INDArray k = heads(project("k", x2), b, t, h, d);
+    INDArray v = heads(project("v", x2), b, t, h, d);
     SparseAttention.Result att = null;
     MaskedDenseAttention.Fwd dense = null;
     INDArray out;
@@ -202,7 +238,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
       out = dense.out();
     }
     INDArray o2 = rows(out, b, t, n);
-    INDArray z2 = SparseKernels.linearForward(o2, getParam("Wo"), bias("o"), mask("o"));
+    INDArray z2 = project("o", o2);
     return new Fwd(b, t, x2, q, k, v, att, dense, o2, z2, layout, scale);
   }
 
@@ -276,6 +312,18 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
   private INDArray backLinear(String p, INDArray x, INDArray dy) {
     String w = "W" + p;
+    if (packedProjections()) {
+      INDArray dx =
+          PackedBlockLinear.backward(x, getParam(w), packed(w), dy, gradientViews.get(w), true);
+      if (layerConf().hasBias()) {
+        INDArray db = gradientViews.get("b" + p);
+        db.assign(
+            Nd4j.createFromArray(SparseKernels.columnSums(dy))
+                .castTo(db.dataType())
+                .reshape(db.shape()));
+      }
+      return dx;
+    }
     return SparseKernels.linearBackward(
         x,
         getParam(w),
@@ -347,7 +395,17 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
   }
 
   @Override
+  public PackedLayout packedLayout(String weightKey) {
+    masked.maskKey(weightKey);
+    return packedProjections() ? packed(weightKey) : null;
+  }
+
+  @Override
   public void setDenseGradientRequested(boolean requested) {
+    if (requested && packedProjections()) {
+      throw new UnsupportedOperationException(
+          PackedStorage.noMaskTools(layerConf().getLayerName()));
+    }
     masked.setDenseRequested(requested);
   }
 
@@ -364,7 +422,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
   @Override
   public void applyMasks() {
-    if (sparseProjections()) {
+    if (sparseProjections() && !packedProjections()) {
       masked.apply(this::getParam);
     }
   }

@@ -18,14 +18,61 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
   /** Target density of the initial mask. */
   double getDensity();
 
+  String getLayerName();
+
   long getNIn();
 
   long getNOut();
 
-  /** W [nIn, nOut], b [nOut] when present, then the mask M of W. */
+  /** {@code masked} (dense W plus mask param M) or {@code packed} (see {@link PackedStorage}). */
+  String getStorage();
+
+  /** Row-major indices of the kept blocks (packed storage), else null. */
+  int[] getBlockLayout();
+
+  /** The packed layout, or a clear error when a packed configuration has none. */
+  private int[] requireLayout() {
+    int[] layout = getBlockLayout();
+    if (layout == null) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(getLayerName())
+              + "storage = packed with blockLayout = null; allowed: the kept blocks' row-major"
+              + " indices (the layer builder fills them in)");
+    }
+    return layout;
+  }
+
+  /** Whether W is stored packed. Not a bean getter, so it stays out of the JSON. */
+  default boolean packedStorage() {
+    return PackedStorage.isPacked(getStorage());
+  }
+
+  /**
+   * W [nIn, nOut], b [nOut] when present, then the mask M of W; with packed storage W is the packed
+   * kept blocks [keptBlocks * b, b] and there is no M.
+   */
   @Override
   default List<ParamSpec> paramSpecs() {
     List<ParamSpec> l = new ArrayList<>();
+    if (packedStorage()) {
+      // a configuration read from JSON / YAML (or set through setters) is checked here
+      PackedStorage.resolve(
+          getLayerName(),
+          getStorage(),
+          getPattern(),
+          getDensity(),
+          getNIn(),
+          getNOut(),
+          requireLayout(),
+          0);
+      int b = SparseKernels.parsePattern("pattern", getPattern()).getBlockSize();
+      l.add(
+          ParamSpec.packedWeight("W", (long) getBlockLayout().length * b, b, getNIn(), getNOut()));
+      if (hasBias()) {
+        l.add(ParamSpec.bias("b", getNOut()));
+      }
+      return l;
+    }
     l.add(ParamSpec.weight("W", getNIn(), getNOut()));
     if (hasBias()) {
       l.add(ParamSpec.bias("b", getNOut()));

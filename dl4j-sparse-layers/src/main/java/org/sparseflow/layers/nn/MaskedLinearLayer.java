@@ -6,6 +6,9 @@ import java.util.Map;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
@@ -32,8 +35,12 @@ interface MaskedLinearLayer extends SparseWeightLayer {
     return masked().sparseMask("W", getParam("M"), linearConf().getPattern());
   }
 
-  /** z = x (W o M) + b for input rows x [N, nIn]. */
+  /** z = x (W o M) + b for input rows x [N, nIn] (packed storage: x W_packed + b). */
   default INDArray linearForward(INDArray x) {
+    if (linearConf().packedStorage()) {
+      return PackedBlockLinear.forward(
+          x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, packedLayout("W"));
+    }
     return SparseKernels.linearForward(
         x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, weightMask());
   }
@@ -44,6 +51,23 @@ interface MaskedLinearLayer extends SparseWeightLayer {
    */
   default INDArray linearBackward(INDArray x, INDArray delta, boolean biasGradient) {
     Map<String, INDArray> views = gradientViewMap();
+    if (linearConf().packedStorage()) {
+      if (masked().isDenseRequested()) {
+        throw new UnsupportedOperationException(
+            PackedStorage.noMaskTools(linearConf().getLayerName()));
+      }
+      INDArray dx =
+          PackedBlockLinear.backward(
+              x, getParam("W"), packedLayout("W"), delta, views.get("W"), true);
+      if (biasGradient) {
+        INDArray db = views.get("b");
+        db.assign(
+            Nd4j.createFromArray(SparseKernels.columnSums(delta))
+                .castTo(db.dataType())
+                .reshape(db.shape()));
+      }
+      return dx;
+    }
     return SparseKernels.linearBackward(
         x,
         getParam("W"),
@@ -57,7 +81,9 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   /** The gradient of every param in {@code variables}; M gets none (a zero gradient). */
   default Gradient collectGradients(Collection<String> variables) {
     Map<String, INDArray> views = gradientViewMap();
-    views.get("M").assign(0);
+    if (views.containsKey("M")) {
+      views.get("M").assign(0);
+    }
     Gradient g = new DefaultGradient();
     for (String k : variables) {
       g.gradientForVariable().put(k, views.get(k));
@@ -84,7 +110,17 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   }
 
   @Override
+  default PackedLayout packedLayout(String weightKey) {
+    masked().maskKey(weightKey);
+    return linearConf().packedStorage() ? masked().layout(linearConf()) : null;
+  }
+
+  @Override
   default void setDenseGradientRequested(boolean requested) {
+    if (requested && linearConf().packedStorage()) {
+      throw new UnsupportedOperationException(
+          PackedStorage.noMaskTools(linearConf().getLayerName()));
+    }
     masked().setDenseRequested(requested);
   }
 

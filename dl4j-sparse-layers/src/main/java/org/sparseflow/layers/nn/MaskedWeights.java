@@ -1,5 +1,6 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -7,6 +8,7 @@ import java.util.function.Function;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -93,6 +95,19 @@ final class MaskedWeights {
   }
 
   private final Map<String, Cached> masks = new HashMap<>();
+
+  private int[] layoutSource;
+  private PackedLayout layout;
+
+  /** The packed block layout of a layer configuration, rebuilt only when its array changes. */
+  PackedLayout layout(MaskedLinearConf conf) {
+    int[] src = conf.getBlockLayout();
+    if (layout == null || !Arrays.equals(src, layoutSource)) {
+      layout = PackedStorage.layout(conf);
+      layoutSource = src;
+    }
+    return layout;
+  }
 
   void setDenseRequested(boolean r) {
     denseRequested = r;

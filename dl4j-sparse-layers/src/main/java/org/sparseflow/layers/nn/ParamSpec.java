@@ -18,7 +18,9 @@ record ParamSpec(
     WEIGHT,
     BIAS,
     GAIN,
-    MASK
+    MASK,
+    /** The kept blocks of a weight, packed [keptBlocks * b, b] row-major (storage = packed). */
+    PACKED_WEIGHT
   }
 
   static ParamSpec weight(String key, long nIn, long nOut) {
@@ -37,6 +39,19 @@ record ParamSpec(
       String key, String weightKey, long nIn, long nOut, String pattern, double density) {
     return new ParamSpec(
         key, new long[] {nIn, nOut}, Role.MASK, weightKey, pattern, density, nIn, nOut);
+  }
+
+  /**
+   * The packed kept blocks of a weight W [nIn, nOut]: shape [rows, b] (rows = keptBlocks * b),
+   * initialised with W's fan-in and fan-out.
+   */
+  static ParamSpec packedWeight(String key, long rows, long b, long nIn, long nOut) {
+    return new ParamSpec(key, new long[] {rows, b}, Role.PACKED_WEIGHT, null, null, 1.0, nIn, nOut);
+  }
+
+  /** Order of the param view: row-major for packed values (panels are contiguous), else 'f'. */
+  char order() {
+    return role == Role.PACKED_WEIGHT ? 'c' : 'f';
   }
 
   long length() {

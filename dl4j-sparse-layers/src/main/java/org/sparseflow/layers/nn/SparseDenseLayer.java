@@ -1,5 +1,6 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -31,6 +32,8 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
 
   private String pattern = "unstructured";
   private double density = 1.0;
+  private String storage = PackedStorage.MASKED;
+  private int[] blockLayout;
   private boolean hasBias = true;
 
   /** Jackson. */
@@ -40,6 +43,8 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
     super(b);
     this.pattern = b.pattern;
     this.density = b.density;
+    this.storage = b.storage;
+    this.blockLayout = b.blockLayout;
     this.hasBias = b.hasBias;
     initializeConstraints(b);
   }
@@ -135,6 +140,26 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
     return density;
   }
 
+  /** {@code masked} (default) or {@code packed}: see {@link PackedStorage}. */
+  @Override
+  public String getStorage() {
+    return storage;
+  }
+
+  public void setStorage(String storage) {
+    this.storage = storage;
+  }
+
+  /** Row-major indices of the kept blocks when storage = packed, else null. */
+  @Override
+  public int[] getBlockLayout() {
+    return blockLayout == null ? null : blockLayout.clone();
+  }
+
+  public void setBlockLayout(int[] blockLayout) {
+    this.blockLayout = blockLayout == null ? null : blockLayout.clone();
+  }
+
   public void setDensity(double density) {
     this.density = density;
   }
@@ -161,13 +186,16 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
     }
     SparseDenseLayer that = (SparseDenseLayer) o;
     return Double.compare(density, that.density) == 0
+        && Objects.equals(storage, that.storage)
+        && Arrays.equals(blockLayout, that.blockLayout)
         && hasBias == that.hasBias
         && Objects.equals(pattern, that.pattern);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(super.hashCode(), pattern, density, hasBias);
+    return 31 * Arrays.hashCode(blockLayout)
+        + Objects.hash(super.hashCode(), pattern, density, storage, hasBias);
   }
 
   @Override
@@ -182,6 +210,8 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
         + pattern
         + ", density="
         + density
+        + ", storage="
+        + storage
         + ", hasBias="
         + hasBias
         + ")";
@@ -194,6 +224,9 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   public static class Builder extends FeedForwardLayer.Builder<Builder> {
     private String pattern = "unstructured";
     private double density = 1.0;
+    private String storage = PackedStorage.MASKED;
+    private int[] blockLayout;
+    private long layoutSeed = 12345L;
     private boolean hasBias = true;
 
     /** Weight pattern: unstructured, block8|16|32|64, or n:m. */
@@ -208,6 +241,30 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
       return this;
     }
 
+    /**
+     * Weight storage: {@code masked} (default: dense W plus a mask param) or {@code packed} (block
+     * patterns: only the kept blocks are params; fixed layout, no MST).
+     */
+    public Builder storage(String storage) {
+      this.storage = storage;
+      return this;
+    }
+
+    /**
+     * Packed storage: the kept blocks as row-major block indices {@code i * (nOut / b) + j}; when
+     * not given, a seeded random layout of the configured density ({@link #layoutSeed}).
+     */
+    public Builder blockLayout(int[] blockLayout) {
+      this.blockLayout = blockLayout == null ? null : blockLayout.clone();
+      return this;
+    }
+
+    /** Seed of the random block layout of packed storage when none is given (default 12345). */
+    public Builder layoutSeed(long layoutSeed) {
+      this.layoutSeed = layoutSeed;
+      return this;
+    }
+
     public Builder hasBias(boolean hasBias) {
       this.hasBias = hasBias;
       return this;
@@ -217,6 +274,9 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
     @SuppressWarnings("unchecked")
     public SparseDenseLayer build() {
       LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
+      blockLayout =
+          PackedStorage.resolve(
+              layerName, storage, pattern, density, nIn, nOut, blockLayout, layoutSeed);
       return new SparseDenseLayer(this);
     }
   }

@@ -65,7 +65,7 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
   public List<String> weightKeys(Layer layer) {
     List<String> keys = new ArrayList<>();
     for (ParamSpec p : specs(layer)) {
-      if (p.role() == ParamSpec.Role.WEIGHT) {
+      if (p.role() == ParamSpec.Role.WEIGHT || p.role() == ParamSpec.Role.PACKED_WEIGHT) {
         keys.add(p.key());
       }
     }
@@ -110,10 +110,11 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
         INDArray v = out.get(p.key());
         switch (p.role()) {
           case WEIGHT:
+          case PACKED_WEIGHT:
             (bl.getWeightInitFn() == null
                     ? new org.deeplearning4j.nn.weights.WeightInitXavier()
                     : bl.getWeightInitFn())
-                .init(p.fanIn(), p.fanOut(), p.shape(), 'f', v);
+                .init(p.fanIn(), p.fanOut(), p.shape(), p.order(), v);
             break;
           case BIAS:
             v.assign(bl.getBiasInit());
@@ -171,7 +172,8 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
     long off = 0;
     for (ParamSpec p : specs(layer)) {
       out.put(
-          p.key(), view.get(NDArrayIndex.interval(off, off + p.length())).reshape('f', p.shape()));
+          p.key(),
+          view.get(NDArrayIndex.interval(off, off + p.length())).reshape(p.order(), p.shape()));
       off += p.length();
     }
     return out;

@@ -1,5 +1,6 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -24,6 +25,8 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
 
   private String pattern = "unstructured";
   private double density = 1.0;
+  private String storage = PackedStorage.MASKED;
+  private int[] blockLayout;
 
   /** Jackson. */
   public SparseOutputLayer() {}
@@ -32,6 +35,8 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
     super(b);
     this.pattern = b.pattern;
     this.density = b.density;
+    this.storage = b.storage;
+    this.blockLayout = b.blockLayout;
     initializeConstraints(b);
   }
 
@@ -84,6 +89,26 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
     return density;
   }
 
+  /** {@code masked} (default) or {@code packed}: see {@link PackedStorage}. */
+  @Override
+  public String getStorage() {
+    return storage;
+  }
+
+  public void setStorage(String storage) {
+    this.storage = storage;
+  }
+
+  /** Row-major indices of the kept blocks when storage = packed, else null. */
+  @Override
+  public int[] getBlockLayout() {
+    return blockLayout == null ? null : blockLayout.clone();
+  }
+
+  public void setBlockLayout(int[] blockLayout) {
+    this.blockLayout = blockLayout == null ? null : blockLayout.clone();
+  }
+
   public void setDensity(double density) {
     this.density = density;
   }
@@ -97,12 +122,16 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
       return false;
     }
     SparseOutputLayer that = (SparseOutputLayer) o;
-    return Double.compare(density, that.density) == 0 && Objects.equals(pattern, that.pattern);
+    return Double.compare(density, that.density) == 0
+        && Objects.equals(storage, that.storage)
+        && Arrays.equals(blockLayout, that.blockLayout)
+        && Objects.equals(pattern, that.pattern);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(super.hashCode(), pattern, density);
+    return 31 * Arrays.hashCode(blockLayout)
+        + Objects.hash(super.hashCode(), pattern, density, storage);
   }
 
   @Override
@@ -117,6 +146,8 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
         + pattern
         + ", density="
         + density
+        + ", storage="
+        + storage
         + ", loss="
         + lossFn
         + ")";
@@ -129,6 +160,9 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
   public static class Builder extends BaseOutputLayer.Builder<Builder> {
     private String pattern = "unstructured";
     private double density = 1.0;
+    private String storage = PackedStorage.MASKED;
+    private int[] blockLayout;
+    private long layoutSeed = 12345L;
 
     /** MCXENT loss with softmax activation unless set otherwise. */
     public Builder() {
@@ -156,10 +190,37 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
       return this;
     }
 
+    /**
+     * Weight storage: {@code masked} (default: dense W plus a mask param) or {@code packed} (block
+     * patterns: only the kept blocks are params; fixed layout, no MST).
+     */
+    public Builder storage(String storage) {
+      this.storage = storage;
+      return this;
+    }
+
+    /**
+     * Packed storage: the kept blocks as row-major block indices {@code i * (nOut / b) + j}; when
+     * not given, a seeded random layout of the configured density ({@link #layoutSeed}).
+     */
+    public Builder blockLayout(int[] blockLayout) {
+      this.blockLayout = blockLayout == null ? null : blockLayout.clone();
+      return this;
+    }
+
+    /** Seed of the random block layout of packed storage when none is given (default 12345). */
+    public Builder layoutSeed(long layoutSeed) {
+      this.layoutSeed = layoutSeed;
+      return this;
+    }
+
     @Override
     @SuppressWarnings("unchecked")
     public SparseOutputLayer build() {
       LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
+      blockLayout =
+          PackedStorage.resolve(
+              layerName, storage, pattern, density, nIn, nOut, blockLayout, layoutSeed);
       return new SparseOutputLayer(this);
     }
   }

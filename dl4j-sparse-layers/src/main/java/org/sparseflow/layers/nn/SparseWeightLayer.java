@@ -2,6 +2,7 @@ package org.sparseflow.layers.nn;
 
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.packed.PackedLayout;
 
 /**
  * A layer implementation with masked (sparse) weights. Used by {@code
@@ -11,6 +12,15 @@ public interface SparseWeightLayer extends org.deeplearning4j.nn.api.Layer {
 
   /** Keys of the masked weights, e.g. ["W"] or ["Wq", "Wk", "Wv", "Wo"]. */
   List<String> sparseWeightKeys();
+
+  /**
+   * The block layout when this weight is stored packed (only its kept blocks are a param), else
+   * null (dense W with a mask param). Packed weights have no mask param: {@link #maskKey} names
+   * none that exists.
+   */
+  default PackedLayout packedLayout(String weightKey) {
+    return null;
+  }
 
   /** Key of the 0/1 mask param of a masked weight ("M" for "W", "Mq" for "Wq", ...). */
   String maskKey(String weightKey);

@@ -7,9 +7,11 @@ import java.util.Map;
 import org.deeplearning4j.nn.api.Layer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.SparseWeightLayer;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -121,14 +123,24 @@ final class ParamTransfer {
     to = Sparsify.unwrap(to);
     Map<String, INDArray> src = from.paramTable(), dst = to.paramTable();
     Map<String, String> maskOf = new LinkedHashMap<>();
+    Map<String, PackedLayout> packed = new LinkedHashMap<>();
     if (from instanceof SparseWeightLayer sw) {
       for (String wk : sw.sparseWeightKeys()) {
-        maskOf.put(wk, sw.maskKey(wk));
+        if (sw.packedLayout(wk) != null) {
+          packed.put(wk, sw.packedLayout(wk));
+        } else {
+          maskOf.put(wk, sw.maskKey(wk));
+        }
       }
     }
     for (Map.Entry<String, INDArray> e : dst.entrySet()) {
       INDArray s = src.get(e.getKey());
       if (s == null) {
+        continue;
+      }
+      if (packed.containsKey(e.getKey())) { // packed kept blocks -> dense W, zeros elsewhere
+        INDArray dense = PackedSparseParam.unpack(s, packed.get(e.getKey()));
+        e.getValue().assign(dense.reshape(e.getValue().shape()));
         continue;
       }
       String mk = maskOf.get(e.getKey());

@@ -1,0 +1,81 @@
+package org.sparseflow.ops.packed;
+
+import java.lang.reflect.Array;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
+
+/** Splits a row range over the common fork-join pool (one chunk per available core). */
+final class Parallel {
+  private Parallel() {}
+
+  /** A body over rows [r0, r1). */
+  interface Rows {
+    void run(int r0, int r1);
+  }
+
+  /** A body over rows [r0, r1) accumulating into its own array acc (float[] or double[]). */
+  interface Reduce {
+    void run(int r0, int r1, Object acc);
+  }
+
+  private static final int MIN_ROWS = 32;
+
+  private static int chunks(int n) {
+    int cores = Math.max(1, Runtime.getRuntime().availableProcessors());
+    return Math.max(1, Math.min(cores, n / MIN_ROWS));
+  }
+
+  static void rows(int n, Rows body) {
+    int k = chunks(n);
+    if (k == 1) {
+      body.run(0, n);
+      return;
+    }
+    List<ForkJoinTask<?>> tasks = new ArrayList<>();
+    for (int t = 0; t < k; t++) {
+      int r0 = (int) ((long) n * t / k);
+      int r1 = (int) ((long) n * (t + 1) / k);
+      tasks.add(ForkJoinPool.commonPool().submit(() -> body.run(r0, r1)));
+    }
+    for (ForkJoinTask<?> t : tasks) {
+      t.join();
+    }
+  }
+
+  /** Runs body per chunk into a private zeroed copy of out's type, then adds every copy to out. */
+  static void reduce(int n, int length, Reduce body, Object out) {
+    int k = chunks(n);
+    if (k == 1) {
+      body.run(0, n, out);
+      return;
+    }
+    Object[] parts = new Object[k];
+    List<ForkJoinTask<?>> tasks = new ArrayList<>();
+    for (int t = 0; t < k; t++) {
+      int r0 = (int) ((long) n * t / k);
+      int r1 = (int) ((long) n * (t + 1) / k);
+      Object acc = t == 0 ? out : Array.newInstance(out.getClass().getComponentType(), length);
+      parts[t] = acc;
+      tasks.add(ForkJoinPool.commonPool().submit(() -> body.run(r0, r1, acc)));
+    }
+    for (ForkJoinTask<?> t : tasks) {
+      t.join();
+    }
+    for (int t = 1; t < k; t++) {
+      if (out instanceof float[] o) {
+        float[] p = (float[]) parts[t];
+        for (int i = 0; i < length; i++) {
+          o[i] += p[i];
+        }
+      } else {
+        double[] o = (double[]) out;
+        double[] p = (double[]) parts[t];
+        for (int i = 0; i < length; i++) {
+          o[i] += p[i];
+        }
+      }
+    }
+  }
+}
