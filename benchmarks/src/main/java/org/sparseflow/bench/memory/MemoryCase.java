@@ -86,11 +86,23 @@ final class MemoryCase {
       return peakRss;
     }
 
-    @Override
-    public void close() throws InterruptedException {
+    /** Stops sampling and takes a last sample; later calls do nothing. */
+    void stop() {
+      if (!running) {
+        return;
+      }
       running = false;
-      thread.join();
+      try {
+        thread.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
       sample();
+    }
+
+    @Override
+    public void close() {
+      stop();
     }
   }
 
@@ -163,7 +175,7 @@ final class MemoryCase {
       } finally {
         Files.deleteIfExists(f.toPath());
       }
-      peak.close();
+      peak.stop();
       out.put("peak_offheap_mb", mb(peak.peakTracked()));
       out.put("peak_rss_mb", mb(peak.peakRss()));
     }
