@@ -9,12 +9,13 @@ import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
- * Block-sparse fp32 GEMMs on the JDK Vector API ({@link VectorMicroKernel}): forward y = x (W o M),
- * and the backward dx = dy (W o M)^T with dW = x^T dy on kept blocks, fused so that each tile of dy
- * is read once. The kept blocks are packed first ({@link PackedBlocks}); the token dimension is
- * split into tiles of a few dozen rows that the Java threads take in turn, and each tile of the
- * activations is copied once into a row-major Java array, where a tile of the output is built for
- * every output panel before it is written back and probed for NaN in the same pass. So the
+ * Block-sparse fp32 GEMMs on the JDK Vector API ({@link UnitStrideKernels} for the forward and dW,
+ * {@link VectorMicroKernel} for dx): forward y = x (W o M), and the backward dx = dy (W o M)^T with
+ * dW = x^T dy on kept blocks, fused so that each tile of dy is read once. The kept blocks are
+ * packed first ({@link PackedBlocks}); the token dimension is split into tiles of a few dozen rows
+ * that the Java threads take in turn, and each tile of the activations is copied once into a Java
+ * array ({@link TileIo}; transposed for the forward), where a tile of the output is built for every
+ * output panel before it is written back and probed for NaN in the same pass. So the
  * register-blocked micro-kernel sees long runs (every kept row of a block column) with no call
  * overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md for what
  * this replaced and what was measured).
@@ -31,9 +32,6 @@ final class VectorBlockKernels {
    * of the 12-row micro-kernel.
    */
   private static final int TILE = Integer.getInteger("sparseflow.tileRows", 48);
-
-  /** Rows per step of the tile transpose (8 source rows of up to 4096 floats stay in L1). */
-  private static final int TRANSPOSE_ROWS = 8;
 
   /**
    * Token rows per backward tile: longer tiles amortise the weight-gradient accumulators' loads and
@@ -80,11 +78,20 @@ final class VectorBlockKernels {
           int rows = Math.min(tile, n - r0);
           float[] a = buffer(0, k * ldT);
           float[] c = buffer(1, rows * (cols + PAD));
-          readRowsTransposed(xb, x.stride(0), x.stride(1), r0, rows, k, a, ldT);
+          TileIo.readRowsTransposed(
+              xb,
+              x.stride(0),
+              x.stride(1),
+              r0,
+              rows,
+              k,
+              a,
+              ldT,
+              buffer(3, TileIo.TRANSPOSE_ROWS * k));
           Arrays.fill(c, 0, rows * (cols + PAD), 0f);
           multiplyTransposed(p, idxT, rows, a, c, cols + PAD);
           nan[worker] |= hasNaN(c, rows * (cols + PAD));
-          writeRows(yb, y.stride(0), y.stride(1), r0, rows, cols, c, cols + PAD);
+          TileIo.writeRows(yb, y.stride(0), y.stride(1), r0, rows, cols, c, cols + PAD);
         });
     return any(nan);
   }
@@ -121,7 +128,7 @@ final class VectorBlockKernels {
           int r0 = t * tile;
           int rows = Math.min(tile, n - r0);
           float[] g = buffer(0, rows * (cols + PAD));
-          readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
+          TileIo.readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
           if (db != null) {
             if (colSums[worker] == null) {
               colSums[worker] = new float[cols];
@@ -133,11 +140,11 @@ final class VectorBlockKernels {
             Arrays.fill(c, 0, rows * (k + PAD), 0f);
             multiply(pt, rows, g, cols + PAD, c, k + PAD);
             nan[worker] |= hasNaN(c, rows * (k + PAD));
-            writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
+            TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
           }
           if (dW != null) {
             float[] a = buffer(2, rows * (k + PAD));
-            readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+            TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
             if (acc[worker] == null) {
               acc[worker] = new float[p.values.length];
             }
@@ -158,7 +165,7 @@ final class VectorBlockKernels {
           }
         }
       }
-      writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
+      TileIo.writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
     }
     if (db != null) {
       float[] total = new float[cols];
@@ -355,164 +362,6 @@ final class VectorBlockKernels {
       address = addr;
       limit = length;
       capacity = length;
-    }
-  }
-
-  /** dst [rows x cols] row-major (row stride ld) = src rows r0 .. r0+rows (strides rs, cs). */
-  private static void readRows(
-      FloatBuffer src, long rs, long cs, int r0, int rows, int cols, float[] dst, int ld) {
-    if (cs == 1) {
-      if (rs == cols && ld == cols) {
-        src.get((int) (r0 * rs), dst, 0, rows * cols);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          src.get((int) ((r0 + r) * rs), dst, r * ld, cols);
-        }
-      }
-      return;
-    }
-    float[] line = new float[rows];
-    for (int c = 0; c < cols; c++) {
-      if (rs == 1) {
-        src.get((int) (r0 + c * cs), line, 0, rows);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          line[r] = src.get((int) ((r0 + r) * rs + c * cs));
-        }
-      }
-      for (int r = 0; r < rows; r++) {
-        dst[r * ld + c] = line[r];
-      }
-    }
-  }
-
-  /**
-   * dst [cols x rows] (column c of the source rows at dst[c * ld]) = src rows r0 .. r0+rows
-   * (strides rs, cs), i.e. the tile transposed.
-   */
-  private static void readRowsTransposed(
-      FloatBuffer src, long rs, long cs, int r0, int rows, int cols, float[] dst, int ld) {
-    if (rs == 1) {
-      // column-major source: each column of the tile is contiguous
-      for (int c = 0; c < cols; c++) {
-        src.get((int) (r0 + c * cs), dst, c * ld, rows);
-      }
-      return;
-    }
-    // rows are read TRANSPOSE_ROWS at a time and written out column by column, so the stores run
-    // along dst (a scalar scatter row by row missed L1 on every store: ~15% of the forward)
-    float[] lines = buffer(3, TRANSPOSE_ROWS * cols);
-    for (int rb = 0; rb < rows; rb += TRANSPOSE_ROWS) {
-      int nr = Math.min(TRANSPOSE_ROWS, rows - rb);
-      for (int r = 0; r < nr; r++) {
-        if (cs == 1) {
-          src.get((int) ((r0 + rb + r) * rs), lines, r * cols, cols);
-        } else {
-          for (int c = 0; c < cols; c++) {
-            lines[r * cols + c] = src.get((int) ((r0 + rb + r) * rs + c * cs));
-          }
-        }
-      }
-      if (nr == TRANSPOSE_ROWS) {
-        for (int c = 0; c < cols; c++) {
-          int d = c * ld + rb;
-          dst[d] = lines[c];
-          dst[d + 1] = lines[cols + c];
-          dst[d + 2] = lines[2 * cols + c];
-          dst[d + 3] = lines[3 * cols + c];
-          dst[d + 4] = lines[4 * cols + c];
-          dst[d + 5] = lines[5 * cols + c];
-          dst[d + 6] = lines[6 * cols + c];
-          dst[d + 7] = lines[7 * cols + c];
-        }
-      } else {
-        for (int c = 0; c < cols; c++) {
-          for (int r = 0; r < nr; r++) {
-            dst[c * ld + rb + r] = lines[r * cols + c];
-          }
-        }
-      }
-    }
-  }
-
-  /** dst rows r0 .. r0+rows (strides rs, cs) = src [rows x cols] row-major (row stride ld). */
-  private static void writeRows(
-      FloatBuffer dst, long rs, long cs, int r0, int rows, int cols, float[] src, int ld) {
-    if (cs == 1) {
-      if (rs == cols && ld == cols) {
-        dst.put((int) (r0 * rs), src, 0, rows * cols);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          dst.put((int) ((r0 + r) * rs), src, r * ld, cols);
-        }
-      }
-      return;
-    }
-    float[] line = new float[rows];
-    for (int c = 0; c < cols; c++) {
-      for (int r = 0; r < rows; r++) {
-        line[r] = src[r * ld + c];
-      }
-      if (rs == 1) {
-        dst.put((int) (r0 + c * cs), line, 0, rows);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          dst.put((int) ((r0 + r) * rs + c * cs), line[r]);
-        }
-      }
-    }
-  }
-
-  /**
-   * Writes the packed kept blocks (layout of p) into the dense matrix dW: a row-major dW is written
-   * row by row with zeros outside the kept blocks (so it need not be cleared first); other layouts
-   * get the kept blocks only.
-   */
-  private static void writeBlocks(
-      PackedBlocks p, float[] vals, FloatBuffer out, INDArray dW, int b) {
-    long rs = dW.stride(0);
-    long cs = dW.stride(1);
-    if (cs == 1) {
-      int cols = (int) dW.size(1);
-      int blockRows = (int) (dW.size(0) / b);
-      float[] rowBuf = new float[b * cols];
-      int[] count = new int[p.panels()];
-      for (int i = 0; i < blockRows; i++) {
-        Arrays.fill(rowBuf, 0f);
-        for (int j = 0; j < p.panels(); j++) {
-          int q = count[j];
-          if (q < p.other[j].length && p.other[j][q] == i) {
-            int src = (p.start[j] + q * b) * b;
-            for (int r = 0; r < b; r++) {
-              System.arraycopy(vals, src + r * b, rowBuf, r * cols + j * b, b);
-            }
-            count[j]++;
-          }
-        }
-        for (int r = 0; r < b; r++) {
-          out.put((int) ((long) (i * b + r) * rs), rowBuf, r * cols, cols);
-        }
-      }
-      return;
-    }
-    float[] line = new float[b];
-    for (int j = 0; j < p.panels(); j++) {
-      for (int q = 0; q < p.other[j].length; q++) {
-        int row0 = p.other[j][q] * b;
-        int src = (p.start[j] + q * b) * b;
-        for (int c = 0; c < b; c++) {
-          for (int r = 0; r < b; r++) {
-            line[r] = vals[src + r * b + c];
-          }
-          if (rs == 1) {
-            out.put((int) (row0 + ((long) j * b + c) * cs), line, 0, b);
-          } else {
-            for (int r = 0; r < b; r++) {
-              out.put((int) ((row0 + r) * rs + ((long) j * b + c) * cs), line[r]);
-            }
-          }
-        }
-      }
     }
   }
 
