@@ -67,10 +67,14 @@ final class DenseBreakEven {
         sinceBest++;
       }
     }
-    double ts = Double.MAX_VALUE;
-    double td = Double.MAX_VALUE;
-    for (int r = 0; r < 4; r++) { // alternate so load changes hit both
+    // the kernel's runs first, then the dense ones: after a threaded dense GEMM OpenBLAS's worker
+    // spins for ~100 ms and would slow the kernel's next run (docs/experiments/kernels.md)
+    double ts = best;
+    for (int r = 0; r < 4; r++) {
       ts = Math.min(ts, time(sparse));
+    }
+    double td = Double.MAX_VALUE;
+    for (int r = 0; r < 4; r++) {
       td = Math.min(td, time(dense));
     }
     double breakEven = mask.density() * td / ts;
