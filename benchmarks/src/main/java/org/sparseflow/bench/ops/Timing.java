@@ -40,9 +40,11 @@ final class Timing {
       task.run();
       return;
     }
-    try (MemoryWorkspace ws =
-        Nd4j.getWorkspaceManager().getAndActivateWorkspace(WS, "ops-bench-" + id)) {
+    MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WS, "ops-bench-" + id);
+    try {
       task.run();
+    } finally {
+      ws.close();
     }
   }
 

@@ -235,8 +235,8 @@ class DenseGemmTest {
   @Test
   void halfPrecisionFallsBackToNd4j() {
     SparseMask mask = PatternSpec.block(16).random(32, 32, 1.0, 1);
-    INDArray x = Nd4j.randn(DataType.FLOAT, 5, 32).castTo(DataType.HALF);
-    INDArray w = Nd4j.randn(DataType.FLOAT, 32, 32).castTo(DataType.HALF);
+    INDArray x = Nd4j.randn(DataType.FLOAT, 5, 32).castTo(DataType.FLOAT16);
+    INDArray w = Nd4j.randn(DataType.FLOAT, 32, 32).castTo(DataType.FLOAT16);
     assertFalse(DenseGemm.direct(x, w));
     INDArray y = SparseLinear.forward(x, w, null, mask);
     INDArray ref = x.castTo(DataType.DOUBLE).mmul(w.castTo(DataType.DOUBLE));
