@@ -10,6 +10,7 @@ import java.util.Map;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.bench.BenchOptions;
 import org.sparseflow.ops.matmul.BlockSparseKernels;
 import org.sparseflow.ops.matmul.SparseLinear;
 import org.sparseflow.ops.matmul.VectorSupport;
@@ -24,7 +25,10 @@ import org.sparseflow.ops.pattern.SparseMask;
  * sparse: dW on kept blocks only, plus dBias and the NaN input checks). Dense and sparse runs
  * alternate within each repetition so machine-load drift hits both alike; reported times are
  * medians in milliseconds after warm-up. The dense baseline is the faster of 'c' and 'f' operand
- * orders, with ND4J's default BLAS threads.
+ * orders, with ND4J's default BLAS threads. Each timed call runs in an ND4J workspace of its own so
+ * outputs reuse their memory as in DL4J training ({@code --fresh-outputs} allocates them anew), and
+ * each sparse run starts after a short pause ({@code --settle-ms}) so that OpenBLAS's worker,
+ * spinning after the dense GEMMs, does not share the cores with it; see {@link Timing}.
  *
  * <p>When a python3 with torch is found, PyTorch's dense CPU matmul and causal attention run first
  * on the same shapes and thread count with this JVM's environment ({@link TorchPeer}); the lines
@@ -37,8 +41,9 @@ import org.sparseflow.ops.pattern.SparseMask;
  * each implementation does, independent of how many other processes compete for the cores.
  *
  * <p>Then runs {@link AttentionBench} (T=2048 in quick mode). Run: {@code java --add-modules
- * jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar ops [--quick]} (without the
- * flag the BLAS block kernels run instead of the Vector API ones).
+ * jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar ops [--quick]
+ * [--fresh-outputs] [--settle-ms MS]} (without the flag the BLAS block kernels run instead of the
+ * Vector API ones).
  */
 public final class OpsBenchmark {
 
@@ -57,11 +62,15 @@ public final class OpsBenchmark {
   private OpsBenchmark() {}
 
   public static void main(String[] args) {
-    boolean quick = Arrays.asList(args).contains("--quick");
+    OpsOptions opts = new OpsOptions();
+    if (!BenchOptions.parse(opts, args, null, System.out)) {
+      return;
+    }
+    opts.validate();
     TorchPeer torch = TorchPeer.find();
-    Map<String, Double> torchMs = runTorch(torch, quick);
-    run(quick, torchMs); // prints its RESULT lines as they are measured
-    AttentionBench.run(quick, torchMs); // prints its RESULT lines as they are measured
+    Map<String, Double> torchMs = runTorch(torch, opts.quick);
+    run(opts, torchMs); // prints its RESULT lines as they are measured
+    AttentionBench.run(opts.quick, torchMs); // prints its RESULT lines as they are measured
   }
 
   /**
@@ -94,7 +103,9 @@ public final class OpsBenchmark {
   }
 
   /** Runs the matmul cases and returns the RESULT lines (also printed as they are measured). */
-  public static List<String> run(boolean quick, Map<String, Double> torchMs) {
+  static List<String> run(OpsOptions opts, Map<String, Double> torchMs) {
+    boolean quick = opts.quick;
+    Timing timing = new Timing(!opts.freshOutputs, opts.settleMs);
     int warmup = quick ? 2 : 5;
     int reps = quick ? 5 : 15;
     Nd4j.getRandom().setSeed(SEED);
@@ -130,6 +141,10 @@ public final class OpsBenchmark {
             + HostInfo.fields()
             + " break_even_density="
             + String.format(Locale.ROOT, "%.2f", SparseLinear.denseAbove())
+            + " outputs="
+            + (opts.freshOutputs ? "fresh" : "workspace")
+            + " settle_ms="
+            + opts.settleMs
             + (quick ? " (quick)" : ""));
     if (!VectorSupport.AVAILABLE) {
       System.out.println(
@@ -152,7 +167,7 @@ public final class OpsBenchmark {
       INDArray wMasked = mask.applyInPlace(wc.dup(VectorSupport.AVAILABLE ? 'c' : 'f'));
       if (block == BLOCK) {
         double[][] fwd =
-            timeAlternating(
+            timing.alternating(
                 warmup,
                 reps,
                 () -> xc.mmul(wc),
@@ -171,7 +186,7 @@ public final class OpsBenchmark {
         System.out.println(out.get(out.size() - 1));
       }
       double[][] fb =
-          timeAlternating(
+          timing.alternating(
               warmup,
               reps,
               () -> denseFwdBwd(xc, wc, dyc),
@@ -191,13 +206,18 @@ public final class OpsBenchmark {
               torchMs.get(torchMatmul("matmul_fwdbwd"))));
       System.out.println(out.get(out.size() - 1));
     }
-    out.addAll(runCpuTime(quick, xs, wc, dys, torchMs));
+    out.addAll(runCpuTime(quick, timing, xs, wc, dys, torchMs));
     return out;
   }
 
   /** Single-thread CPU-time comparison (see class comment). */
   static List<String> runCpuTime(
-      boolean quick, INDArray x, INDArray w, INDArray dy, Map<String, Double> torchMs) {
+      boolean quick,
+      Timing timing,
+      INDArray x,
+      INDArray w,
+      INDArray dy,
+      Map<String, Double> torchMs) {
     int reps = quick ? 3 : 7;
     List<String> out = new ArrayList<>();
     org.nd4j.linalg.api.blas.Blas blas = Nd4j.factory().blas();
@@ -209,14 +229,14 @@ public final class OpsBenchmark {
       blas.setMaxThreads(1);
       org.nd4j.nativeblas.NativeOpsHolder.getInstance().getDeviceNativeOps().setOmpNumThreads(1);
       BlockSparseKernels.setThreads(1);
-      double denseFwd = cpuMin(reps, () -> x.mmul(w));
-      double denseFb = cpuMin(reps, () -> denseFwdBwd(x, w, dy));
+      double denseFwd = timing.cpuMin(reps, () -> x.mmul(w));
+      double denseFb = timing.cpuMin(reps, () -> denseFwdBwd(x, w, dy));
       for (double density : quick ? new double[] {0.1, 0.05} : DENSITIES) {
         SparseMask mask = PatternSpec.block(BLOCK).random(N_IN, N_OUT, density, SEED);
         INDArray wMasked = mask.applyInPlace(w.dup(VectorSupport.AVAILABLE ? 'c' : 'f'));
-        double sf = cpuMin(reps, () -> SparseLinear.forward(x, wMasked, null, mask));
+        double sf = timing.cpuMin(reps, () -> SparseLinear.forward(x, wMasked, null, mask));
         double sfb =
-            cpuMin(
+            timing.cpuMin(
                 reps,
                 () -> {
                   SparseLinear.forward(x, wMasked, null, mask);
@@ -282,18 +302,6 @@ public final class OpsBenchmark {
         HostInfo.fields());
   }
 
-  private static double cpuMin(int reps, Runnable task) {
-    java.lang.management.ThreadMXBean tm = ManagementFactory.getThreadMXBean();
-    task.run(); // warm-up
-    double best = Double.MAX_VALUE;
-    for (int r = 0; r < reps; r++) {
-      long t0 = tm.getCurrentThreadCpuTime();
-      task.run();
-      best = Math.min(best, (tm.getCurrentThreadCpuTime() - t0) / 1e6);
-    }
-    return best;
-  }
-
   private static void denseFwdBwd(INDArray x, INDArray w, INDArray dy) {
     x.mmul(w);
     dy.mmul(w.transpose());
@@ -332,24 +340,6 @@ public final class OpsBenchmark {
         mask.density() * bestDense / sparseMs,
         BlockSparseKernels.threads(),
         HostInfo.fields());
-  }
-
-  /** Times each task once per repetition, in turn; returns per-task samples in ms. */
-  private static double[][] timeAlternating(int warmup, int reps, Runnable... tasks) {
-    for (int i = 0; i < warmup; i++) {
-      for (Runnable t : tasks) {
-        t.run();
-      }
-    }
-    double[][] samples = new double[tasks.length][reps];
-    for (int r = 0; r < reps; r++) {
-      for (int k = 0; k < tasks.length; k++) {
-        long t0 = System.nanoTime();
-        tasks[k].run();
-        samples[k][r] = (System.nanoTime() - t0) / 1e6;
-      }
-    }
-    return samples;
   }
 
   private static double median(double[] v) {

@@ -148,7 +148,7 @@ public final class BlockSparseKernels {
             n,
             b,
             !whole);
-    if (whole && Double.isNaN(asum(my, n, cols))) {
+    if (whole && Double.isNaN(probeSum(y))) {
       return Probe.NAN;
     }
     return p;
@@ -190,7 +190,7 @@ public final class BlockSparseKernels {
             n,
             b,
             !whole);
-    if (whole && Double.isNaN(asum(mdx, n, cols))) {
+    if (whole && Double.isNaN(probeSum(dx))) {
       return Probe.NAN;
     }
     return p;
@@ -321,28 +321,12 @@ public final class BlockSparseKernels {
 
   /**
    * A number that is NaN when {@code a} holds a NaN and infinite when it holds an infinity (it may
-   * also be infinite by overflow, so callers confirm before they report): one BLAS {@code ?asum}
-   * over a contiguous float or double array (about 20x faster than ND4J's sum on a training step's
-   * 1M-element activations), else ND4J's sum.
+   * also be infinite by overflow, so callers confirm before they report): the sum of |a| in Java
+   * over a contiguous float or double array ({@link NanProbe}: no OpenBLAS call, so no OpenBLAS
+   * worker left spinning), else ND4J's sum.
    */
   public static double probeSum(INDArray a) {
-    DataType t = a.dataType();
-    boolean contiguous =
-        org.nd4j.linalg.api.shape.Shape.hasDefaultStridesForShape(a)
-            && a.elementWiseStride() == 1
-            && (t == DataType.FLOAT || t == DataType.DOUBLE)
-            && a.length() > 0
-            && a.length() < Integer.MAX_VALUE;
-    if (!contiguous) {
-      return a.sumNumber().doubleValue();
-    }
-    Mat m =
-        Mat.of(
-            a.reshape(
-                a.ordering(), a.length(), 1)); // same memory: handles view offsets as Mat.of does
-    return t == DataType.DOUBLE
-        ? openblas_nolapack.cblas_dasum((int) a.length(), doubleAt(m, 0), 1)
-        : openblas_nolapack.cblas_sasum((int) a.length(), floatAt(m, 0), 1);
+    return NanProbe.applies(a) ? NanProbe.absSum(a) : a.sumNumber().doubleValue();
   }
 
   /** Returns a, or a copy in 'f' order when a's strides cannot be handed to BLAS directly. */

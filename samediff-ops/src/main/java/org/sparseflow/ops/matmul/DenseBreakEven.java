@@ -8,8 +8,8 @@ import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * The block density above which {@link SparseLinear} runs the dense product instead of the block
- * kernels, measured once per JVM on this host rather than fixed: the block kernel's forward and
- * ND4J's dense {@code mmul} are timed on a [1024 x 1024] x [1024 x 1024] fp32 product (32 x 32
+ * kernels, measured once per JVM on this host rather than fixed: the block kernel's forward and the
+ * dense path ({@link DenseGemm}) are timed on a [1024 x 1024] x [1024 x 1024] fp32 product (32 x 32
  * blocks at density 0.25, best of a few runs each, about 50 ms in all), and the break-even density
  * is the ratio of their FLOP rates (the kernel's time scales with density, the dense time does
  * not), clamped to [0.05, 1]. {@code -Dsparseflow.denseAbove=<density>} fixes it instead.
@@ -51,7 +51,9 @@ final class DenseBreakEven {
         vector
             ? () -> VectorBlockKernels.forward(xs, w, mask, y)
             : () -> BlockSparseKernels.forward(xs, w, mask, y, true);
-    Runnable dense = () -> x.mmul(w, y);
+    // the dense path as SparseLinear runs it (DenseGemm: one BLAS GEMM, no layout copies)
+    INDArray yd = DenseGemm.output(DataType.FLOAT, SIZE, SIZE);
+    Runnable dense = () -> DenseGemm.gemm(x, false, w, false, yd);
     // the JIT must have compiled the kernel first (interpreted vector code is ~100x slower):
     // repeat until the kernel's time stops improving (at most ~40 runs)
     double best = Double.MAX_VALUE;
@@ -65,10 +67,14 @@ final class DenseBreakEven {
         sinceBest++;
       }
     }
-    double ts = Double.MAX_VALUE;
-    double td = Double.MAX_VALUE;
-    for (int r = 0; r < 4; r++) { // alternate so load changes hit both
+    // the kernel's runs first, then the dense ones: after a threaded dense GEMM OpenBLAS's worker
+    // spins for ~100 ms and would slow the kernel's next run (docs/experiments/kernels.md)
+    double ts = best;
+    for (int r = 0; r < 4; r++) {
       ts = Math.min(ts, time(sparse));
+    }
+    double td = Double.MAX_VALUE;
+    for (int r = 0; r < 4; r++) {
       td = Math.min(td, time(dense));
     }
     double breakEven = mask.density() * td / ts;

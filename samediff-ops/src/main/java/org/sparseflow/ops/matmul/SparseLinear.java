@@ -48,11 +48,16 @@ public final class SparseLinear {
     } else if (fastPath(mask, x, w)) {
       y = Nd4j.createUninitialized(dt, new long[] {x.size(0), w.size(1)}, 'f');
     } else {
-      // dense: let ND4J pick the output layout for its GEMM (as a plain x.mmul(w) does)
+      // dense: one BLAS GEMM on the operands as they are, into a row-major y (DenseGemm)
       if (bias != null) {
         checkBias(bias, w);
       }
-      y = denseForward(x, w, mask);
+      INDArray wd = denseWeights(x, w, mask);
+      y =
+          DenseGemm.direct(x, wd)
+              ? DenseGemm.output(dt, x.size(0), w.size(1))
+              : Nd4j.create(dt, x.size(0), w.size(1));
+      DenseGemm.gemm(x, false, wd, false, y);
       addBias(y, bias, w);
       return y;
     }
@@ -97,17 +102,19 @@ public final class SparseLinear {
         y.assign(yb);
       }
     } else {
-      y.assign(denseForward(x, w, mask));
+      DenseGemm.gemm(x, false, denseWeights(x, w, mask), false, y);
     }
     addBias(y, bias, w);
   }
 
-  /** x (W o M) with ND4J's dense GEMM, after the NaN checks on x and w. */
-  private static INDArray denseForward(INDArray x, INDArray w, SparseMask mask) {
+  /**
+   * W o M for the dense path after the NaN checks on x and w: W itself when the mask keeps
+   * everything (no product with the mask), else one masked copy.
+   */
+  private static INDArray denseWeights(INDArray x, INDArray w, SparseMask mask) {
     checkNoNaN("x", x);
     checkNoNaN("w", w);
-    // x and w share a type (validated); a mask that keeps everything needs no product with W
-    return x.mmul(mask.density() >= 1.0 ? w : w.mul(mask.cachedDense(w.dataType())));
+    return mask.density() >= 1.0 ? w : w.mul(mask.cachedDense(w.dataType()));
   }
 
   private static void addBias(INDArray y, INDArray bias, INDArray w) {
@@ -136,16 +143,23 @@ public final class SparseLinear {
     validate(x, w, mask, "x");
     DataType dt = w.dataType();
     boolean vector = vectorPath(mask, x, w, dy);
+    boolean fast = !vector && fastPath(mask, x, w);
+    // the dense path's BLAS GEMMs (beta = 0) overwrite their outputs whole
+    boolean denseDirect = !useBlockKernels(mask) && DenseGemm.direct(x, w, dy);
     INDArray dx =
-        vector
+        vector || denseDirect
             ? Nd4j.createUninitialized(dt, new long[] {x.size(0), x.size(1)}, 'c')
-            : fastPath(mask, x, w)
+            : fast
                 ? Nd4j.createUninitialized(
                     dt, new long[] {x.size(0), x.size(1)}, 'f') // overwritten by the kernel
                 : Nd4j.create(dt, new long[] {x.size(0), x.size(1)}, 'f');
-    // a row-major dW is overwritten whole by the vector kernel
+    // a row-major dW is overwritten whole by the vector kernel and by a dense GEMM
+    boolean dWOverwritten =
+        (vector && !denseWeightGrad)
+            || denseDirect
+            || (denseWeightGrad && useBlockKernels(mask) && DenseGemm.direct(x, dy));
     INDArray dW =
-        vector && !denseWeightGrad
+        dWOverwritten
             ? Nd4j.createUninitialized(dt, new long[] {w.size(0), w.size(1)}, 'c')
             : Nd4j.create(dt, new long[] {w.size(0), w.size(1)}, 'f');
     INDArray dBias = Nd4j.create(dt, w.size(1));
@@ -209,7 +223,7 @@ public final class SparseLinear {
             "dBias has shape " + Arrays.toString(dBias.shape()) + "; expected length " + w.size(1));
       }
       if (!fusedBias) {
-        dBias.assign(dy.sum(0).reshape(dBias.shape()));
+        DenseGemm.columnSums(dy, dBias);
         if (Double.isNaN(dBias.sumNumber().doubleValue())) {
           checkNoNaN("dy", dy);
         }
@@ -234,7 +248,7 @@ public final class SparseLinear {
         checkNoNaN("dy", dy);
       }
       if (dW != null && denseWeightGrad) {
-        x.transpose().mmul(dy, dW);
+        DenseGemm.gemm(x, true, dy, false, dW);
       }
       return;
     }
@@ -258,7 +272,7 @@ public final class SparseLinear {
       }
       if (dW != null) {
         if (denseWeightGrad) {
-          dW.assign(xb.transpose().mmul(dyb));
+          DenseGemm.gemm(xb, true, dyb, false, dW);
         } else {
           INDArray dWb = BlockSparseKernels.blasCompatible(dW);
           if (!dWIsZero || dWb != dW) {
@@ -276,10 +290,10 @@ public final class SparseLinear {
       INDArray m = full ? null : mask.cachedDense(dt);
       INDArray dyc = dy.castTo(dt);
       if (dx != null) {
-        dyc.mmul((full ? w : w.mul(m)).transpose(), dx);
+        DenseGemm.gemm(dyc, false, full ? w : w.mul(m), true, dx);
       }
       if (dW != null) {
-        x.transpose().mmul(dyc, dW);
+        DenseGemm.gemm(x, true, dyc, false, dW);
         if (!denseWeightGrad && !full) {
           dW.muli(m);
         }

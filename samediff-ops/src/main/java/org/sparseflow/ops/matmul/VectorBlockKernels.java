@@ -9,12 +9,13 @@ import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
- * Block-sparse fp32 GEMMs on the JDK Vector API ({@link VectorMicroKernel}): forward y = x (W o M),
- * and the backward dx = dy (W o M)^T with dW = x^T dy on kept blocks, fused so that each tile of dy
- * is read once. The kept blocks are packed first ({@link PackedBlocks}); the token dimension is
- * split into tiles of a few dozen rows that the Java threads take in turn, and each tile of the
- * activations is copied once into a row-major Java array, where a tile of the output is built for
- * every output panel before it is written back and probed for NaN in the same pass. So the
+ * Block-sparse fp32 GEMMs on the JDK Vector API ({@link UnitStrideKernels} for the forward and dW,
+ * {@link VectorMicroKernel} for dx): forward y = x (W o M), and the backward dx = dy (W o M)^T with
+ * dW = x^T dy on kept blocks, fused so that each tile of dy is read once. The kept blocks are
+ * packed first ({@link PackedBlocks}); the token dimension is split into tiles of a few dozen rows
+ * that the Java threads take in turn, and each tile of the activations is copied once into a Java
+ * array ({@link TileIo}; transposed for the forward), where a tile of the output is built for every
+ * output panel before it is written back and probed for NaN in the same pass. So the
  * register-blocked micro-kernel sees long runs (every kept row of a block column) with no call
  * overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md for what
  * this replaced and what was measured).
@@ -26,14 +27,18 @@ final class VectorBlockKernels {
 
   private static final int L = VectorMicroKernel.L;
 
-  /** Token rows per tile: keeps a tile of x and of y (K and N up to ~4096) in L2. */
-  private static final int TILE = Integer.getInteger("sparseflow.tileRows", 64);
+  /**
+   * Token rows per forward tile: keeps a tile of x and of y (K and N up to ~4096) in L2; a multiple
+   * of the 12-row micro-kernel.
+   */
+  private static final int TILE = Integer.getInteger("sparseflow.tileRows", 48);
 
   /**
-   * Token rows per backward tile: the weight-gradient micro-kernel runs over the tile's rows, so
-   * longer tiles amortise its accumulator loads and stores.
+   * Token rows per backward tile: longer tiles amortise the weight-gradient accumulators' loads and
+   * stores, shorter ones keep the dy tile (rows x N floats) in L2; 64 measured 3-10 % faster than
+   * 128 on one core (2 MB L2, N = 4096).
    */
-  private static final int BACKWARD_TILE = Integer.getInteger("sparseflow.backwardTileRows", 128);
+  private static final int BACKWARD_TILE = Integer.getInteger("sparseflow.backwardTileRows", 64);
 
   /**
    * Padding of tile rows (floats): rows of 1024 or 4096 floats would all map to the same L1 cache
@@ -42,7 +47,8 @@ final class VectorBlockKernels {
   private static final int PAD = 16;
 
   private static final ThreadLocal<float[][]> BUFFERS =
-      ThreadLocal.withInitial(() -> new float[][] {new float[0], new float[0], new float[0]});
+      ThreadLocal.withInitial(
+          () -> new float[][] {new float[0], new float[0], new float[0], new float[0]});
 
   private VectorBlockKernels() {}
 
@@ -61,19 +67,31 @@ final class VectorBlockKernels {
     FloatBuffer yb = view(y);
     int tile = tileRows(n, TILE);
     int tiles = (n + tile - 1) / tile;
+    // the x tile is stored transposed (column kk at a[kk * ldT]) for the unit-stride kernels
+    int ldT = tile + PAD;
+    int[][] idxT = scaledIndex(p, ldT);
     boolean[] nan = new boolean[BlockSparseKernels.threads()];
     BlockSparseKernels.parallelFor(
         tiles,
         (worker, t) -> {
           int r0 = t * tile;
           int rows = Math.min(tile, n - r0);
-          float[] a = buffer(0, rows * (k + PAD));
+          float[] a = buffer(0, k * ldT);
           float[] c = buffer(1, rows * (cols + PAD));
-          readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+          TileIo.readRowsTransposed(
+              xb,
+              x.stride(0),
+              x.stride(1),
+              r0,
+              rows,
+              k,
+              a,
+              ldT,
+              buffer(3, TileIo.TRANSPOSE_ROWS * k));
           Arrays.fill(c, 0, rows * (cols + PAD), 0f);
-          multiply(p, rows, a, k + PAD, c, cols + PAD);
+          multiplyTransposed(p, idxT, rows, a, c, cols + PAD);
           nan[worker] |= hasNaN(c, rows * (cols + PAD));
-          writeRows(yb, y.stride(0), y.stride(1), r0, rows, cols, c, cols + PAD);
+          TileIo.writeRows(yb, y.stride(0), y.stride(1), r0, rows, cols, c, cols + PAD);
         });
     return any(nan);
   }
@@ -110,7 +128,7 @@ final class VectorBlockKernels {
           int r0 = t * tile;
           int rows = Math.min(tile, n - r0);
           float[] g = buffer(0, rows * (cols + PAD));
-          readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
+          TileIo.readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
           if (db != null) {
             if (colSums[worker] == null) {
               colSums[worker] = new float[cols];
@@ -122,11 +140,11 @@ final class VectorBlockKernels {
             Arrays.fill(c, 0, rows * (k + PAD), 0f);
             multiply(pt, rows, g, cols + PAD, c, k + PAD);
             nan[worker] |= hasNaN(c, rows * (k + PAD));
-            writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
+            TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
           }
           if (dW != null) {
             float[] a = buffer(2, rows * (k + PAD));
-            readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+            TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
             if (acc[worker] == null) {
               acc[worker] = new float[p.values.length];
             }
@@ -147,7 +165,7 @@ final class VectorBlockKernels {
           }
         }
       }
-      writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
+      TileIo.writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
     }
     if (db != null) {
       float[] total = new float[cols];
@@ -165,6 +183,40 @@ final class VectorBlockKernels {
       }
     }
     return any(nan);
+  }
+
+  /** Per panel of p, its source indices times ld (the offsets of those columns in a tile). */
+  private static int[][] scaledIndex(PackedBlocks p, int ld) {
+    int[][] out = new int[p.panels()][];
+    for (int q = 0; q < out.length; q++) {
+      int[] src = p.idx[q];
+      int[] dst = new int[src.length];
+      for (int s = 0; s < src.length; s++) {
+        dst[s] = src[s] * ld;
+      }
+      out[q] = dst;
+    }
+    return out;
+  }
+
+  /**
+   * c [rows x cCols] += A times the packed panels, where A [rows x K] is stored transposed in aT
+   * (element (r, kk) at aT[kk * ld + r]) and idxT holds each panel's source indices times ld.
+   */
+  private static void multiplyTransposed(
+      PackedBlocks p, int[][] idxT, int rows, float[] aT, float[] c, int cCols) {
+    int b = p.b;
+    int nv = b % (2 * L) == 0 ? 2 : 1;
+    for (int q = 0; q < p.panels(); q++) {
+      int len = p.start[q + 1] - p.start[q];
+      if (len == 0) {
+        continue;
+      }
+      for (int c0 = 0; c0 < b; c0 += nv * L) {
+        UnitStrideKernels.rows(
+            rows, nv, aT, 0, idxT[q], len, p.values, p.start[q] * b + c0, b, c, q * b + c0, cCols);
+      }
+    }
   }
 
   /**
@@ -213,7 +265,8 @@ final class VectorBlockKernels {
         int base = (p.start[j] + q * b) * b;
         for (int c0 = 0; c0 < b; c0 += nv * L) {
           // C rows are the b rows of the block (A = x^T: row r is x column i*b + r, stride 1)
-          rowsKernel(b, nv, x, i * b, 1, rowIdx, rows, dy, j * b + c0, dyLd, acc, base + c0, b);
+          UnitStrideKernels.rows(
+              b, nv, x, i * b, rowIdx, rows, dy, j * b + c0, dyLd, acc, base + c0, b);
         }
       }
     }
@@ -309,115 +362,6 @@ final class VectorBlockKernels {
       address = addr;
       limit = length;
       capacity = length;
-    }
-  }
-
-  /** dst [rows x cols] row-major (row stride ld) = src rows r0 .. r0+rows (strides rs, cs). */
-  private static void readRows(
-      FloatBuffer src, long rs, long cs, int r0, int rows, int cols, float[] dst, int ld) {
-    if (cs == 1) {
-      if (rs == cols && ld == cols) {
-        src.get((int) (r0 * rs), dst, 0, rows * cols);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          src.get((int) ((r0 + r) * rs), dst, r * ld, cols);
-        }
-      }
-      return;
-    }
-    float[] line = new float[rows];
-    for (int c = 0; c < cols; c++) {
-      if (rs == 1) {
-        src.get((int) (r0 + c * cs), line, 0, rows);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          line[r] = src.get((int) ((r0 + r) * rs + c * cs));
-        }
-      }
-      for (int r = 0; r < rows; r++) {
-        dst[r * ld + c] = line[r];
-      }
-    }
-  }
-
-  /** dst rows r0 .. r0+rows (strides rs, cs) = src [rows x cols] row-major (row stride ld). */
-  private static void writeRows(
-      FloatBuffer dst, long rs, long cs, int r0, int rows, int cols, float[] src, int ld) {
-    if (cs == 1) {
-      if (rs == cols && ld == cols) {
-        dst.put((int) (r0 * rs), src, 0, rows * cols);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          dst.put((int) ((r0 + r) * rs), src, r * ld, cols);
-        }
-      }
-      return;
-    }
-    float[] line = new float[rows];
-    for (int c = 0; c < cols; c++) {
-      for (int r = 0; r < rows; r++) {
-        line[r] = src[r * ld + c];
-      }
-      if (rs == 1) {
-        dst.put((int) (r0 + c * cs), line, 0, rows);
-      } else {
-        for (int r = 0; r < rows; r++) {
-          dst.put((int) ((r0 + r) * rs + c * cs), line[r]);
-        }
-      }
-    }
-  }
-
-  /**
-   * Writes the packed kept blocks (layout of p) into the dense matrix dW: a row-major dW is written
-   * row by row with zeros outside the kept blocks (so it need not be cleared first); other layouts
-   * get the kept blocks only.
-   */
-  private static void writeBlocks(
-      PackedBlocks p, float[] vals, FloatBuffer out, INDArray dW, int b) {
-    long rs = dW.stride(0);
-    long cs = dW.stride(1);
-    if (cs == 1) {
-      int cols = (int) dW.size(1);
-      int blockRows = (int) (dW.size(0) / b);
-      float[] rowBuf = new float[b * cols];
-      int[] count = new int[p.panels()];
-      for (int i = 0; i < blockRows; i++) {
-        Arrays.fill(rowBuf, 0f);
-        for (int j = 0; j < p.panels(); j++) {
-          int q = count[j];
-          if (q < p.other[j].length && p.other[j][q] == i) {
-            int src = (p.start[j] + q * b) * b;
-            for (int r = 0; r < b; r++) {
-              System.arraycopy(vals, src + r * b, rowBuf, r * cols + j * b, b);
-            }
-            count[j]++;
-          }
-        }
-        for (int r = 0; r < b; r++) {
-          out.put((int) ((long) (i * b + r) * rs), rowBuf, r * cols, cols);
-        }
-      }
-      return;
-    }
-    float[] line = new float[b];
-    for (int j = 0; j < p.panels(); j++) {
-      for (int q = 0; q < p.other[j].length; q++) {
-        int row0 = p.other[j][q] * b;
-        int src = (p.start[j] + q * b) * b;
-        for (int c = 0; c < b; c++) {
-          for (int r = 0; r < b; r++) {
-            line[r] = vals[src + r * b + c];
-          }
-          if (rs == 1) {
-            out.put((int) (row0 + ((long) j * b + c) * cs), line, 0, b);
-          } else {
-            for (int r = 0; r < b; r++) {
-              out.put((int) ((row0 + r) * rs + ((long) j * b + c) * cs), line[r]);
-            }
-          }
-        }
-      }
     }
   }
 

@@ -43,6 +43,20 @@ final class VectorMicroKernel {
     }
   }
 
+  /** Sum of |a[i]| for i < n (NaN if any is NaN, infinite if any is infinite). */
+  static double absSum(float[] a, int n) {
+    FloatVector acc = FloatVector.zero(SP);
+    int i = 0;
+    for (; i + L <= n; i += L) {
+      acc = FloatVector.fromArray(SP, a, i).abs().add(acc);
+    }
+    double s = acc.reduceLanes(VectorOperators.ADD);
+    for (; i < n; i++) {
+      s += Math.abs(a[i]);
+    }
+    return s;
+  }
+
   /** True when a[0 .. n) holds a NaN or an infinity (x * 0 is 0 exactly for finite x only). */
   static boolean nonFinite(float[] a, int n) {
     FloatVector acc = FloatVector.zero(SP);

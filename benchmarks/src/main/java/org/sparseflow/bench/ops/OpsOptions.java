@@ -1,0 +1,45 @@
+package org.sparseflow.bench.ops;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Options of the {@code ops} suite ({@link OpsBenchmark}). */
+@Command(
+    name = "ops",
+    synopsisHeading = "usage: ",
+    description = "Times block-sparse matmul and attention against dense; prints RESULT lines.")
+final class OpsOptions {
+
+  @Option(names = "--quick", description = "fewer densities and repetitions, attention at T=2048")
+  boolean quick;
+
+  @Option(
+      names = "--fresh-outputs",
+      description =
+          "allocate every output anew (first-touch page faults on 8-32 MB per call) instead of"
+              + " reusing output memory through an ND4J workspace, as DL4J layers do")
+  boolean freshOutputs;
+
+  @Option(
+      names = "--settle-ms",
+      paramLabel = "MS",
+      description =
+          "pause before each timed sparse matmul run so that OpenBLAS's worker thread, which"
+              + " spins in sched_yield for ~100 ms after a threaded dense GEMM, is asleep"
+              + " (default 150; 0 = none)")
+  int settleMs = 150;
+
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "print this help")
+  boolean help;
+
+  /** Throws IllegalArgumentException naming a bad value. */
+  void validate() {
+    if (settleMs < 0 || settleMs > 10_000) {
+      throw new IllegalArgumentException(
+          "--settle-ms = " + settleMs + " is not allowed; allowed: 0..10000");
+    }
+  }
+}

@@ -1,0 +1,109 @@
+package org.sparseflow.bench.ops;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
+import org.nd4j.linalg.api.memory.conf.WorkspaceConfiguration;
+import org.nd4j.linalg.api.memory.enums.AllocationPolicy;
+import org.nd4j.linalg.api.memory.enums.LearningPolicy;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * How the ops suite times a call. With {@code workspace}, each timed call runs inside an ND4J
+ * workspace of its own (one per task), so its outputs reuse the same memory from one repetition to
+ * the next, as DL4J layers' activations and gradients do in training; without it every output is
+ * fresh native memory, and on this kind of host first-touch page faults on the 8-32 MB outputs cost
+ * as much as the sparse kernel itself (docs/experiments/kernels.md). {@code settleMs} is a pause
+ * before the last task of each round (the sparse one): OpenBLAS's worker thread spins in {@code
+ * sched_yield} for about 100 ms after each threaded GEMM of the dense tasks, and on 2 cores it
+ * would otherwise compete with the sparse kernel's threads.
+ */
+final class Timing {
+
+  private static final WorkspaceConfiguration WS =
+      WorkspaceConfiguration.builder()
+          .policyAllocation(AllocationPolicy.STRICT)
+          .policyLearning(LearningPolicy.FIRST_LOOP)
+          .build();
+
+  private final boolean workspace;
+  private final int settleMs;
+
+  Timing(boolean workspace, int settleMs) {
+    this.workspace = workspace;
+    this.settleMs = settleMs;
+  }
+
+  /** Runs task (in its workspace when enabled). */
+  private void call(int id, Runnable task) {
+    if (!workspace) {
+      task.run();
+      return;
+    }
+    MemoryWorkspace ws = Nd4j.getWorkspaceManager().getAndActivateWorkspace(WS, "ops-bench-" + id);
+    try {
+      task.run();
+    } finally {
+      ws.close();
+    }
+  }
+
+  private void settle() {
+    if (settleMs <= 0) {
+      return;
+    }
+    try {
+      Thread.sleep(settleMs);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while timing", e);
+    }
+  }
+
+  /**
+   * Times each task once per repetition, in turn, after warm-up rounds; the last task is the sparse
+   * one (the settle pause goes before it). Returns per-task samples in ms.
+   */
+  double[][] alternating(int warmup, int reps, Runnable... tasks) {
+    for (int i = 0; i < warmup; i++) {
+      for (int k = 0; k < tasks.length; k++) {
+        call(k, tasks[k]);
+      }
+    }
+    double[][] samples = new double[tasks.length][reps];
+    for (int r = 0; r < reps; r++) {
+      for (int k = 0; k < tasks.length; k++) {
+        if (k == tasks.length - 1) {
+          settle();
+        }
+        long t0 = System.nanoTime();
+        call(k, tasks[k]);
+        samples[k][r] = (System.nanoTime() - t0) / 1e6;
+      }
+    }
+    release();
+    return samples;
+  }
+
+  /** Minimum CPU time of the calling thread over reps runs, after one warm-up run, in ms. */
+  double cpuMin(int reps, Runnable task) {
+    ThreadMXBean tm = ManagementFactory.getThreadMXBean();
+    int id = 0;
+    call(id, task); // warm-up (and the workspace's first, learning loop)
+    double best = Double.MAX_VALUE;
+    for (int r = 0; r < reps; r++) {
+      long t0 = tm.getCurrentThreadCpuTime();
+      call(id, task);
+      best = Math.min(best, (tm.getCurrentThreadCpuTime() - t0) / 1e6);
+    }
+    release();
+    return best;
+  }
+
+  /** Frees this thread's workspaces (each case learns its own sizes). */
+  private void release() {
+    if (workspace) {
+      Nd4j.getWorkspaceManager().destroyAllWorkspacesForCurrentThread();
+    }
+  }
+}

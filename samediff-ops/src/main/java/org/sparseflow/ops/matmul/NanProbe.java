@@ -1,0 +1,121 @@
+package org.sparseflow.ops.matmul;
+
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.FloatPointer;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.shape.Shape;
+import org.sparseflow.ops.NativeAddress;
+
+/**
+ * The sum of |a| over a contiguous fp32 or fp64 array, computed in Java on the kernels' own threads
+ * (NaN when a holds a NaN, infinite when it holds an infinity): the cheap NaN probe of the kernels'
+ * inputs and outputs.
+ *
+ * <p>It replaced a BLAS {@code ?asum}: a multi-threaded OpenBLAS call leaves OpenBLAS's worker
+ * thread spinning in {@code sched_yield} for about 100 ms afterwards (measured: 80-90 ms of that
+ * thread's CPU time, mostly system time, in the 200 ms after one {@code sasum} of 2M floats), and
+ * on a 2-core host that thread then competes with the block kernel's two threads for the whole
+ * kernel (docs/experiments/kernels.md).
+ */
+final class NanProbe {
+
+  /** Elements per chunk: copied from native memory into a Java array, then summed. */
+  private static final int CHUNK = 8192;
+
+  private static final ThreadLocal<float[]> FLOATS =
+      ThreadLocal.withInitial(() -> new float[CHUNK]);
+  private static final ThreadLocal<double[]> DOUBLES =
+      ThreadLocal.withInitial(() -> new double[CHUNK]);
+
+  private NanProbe() {}
+
+  /** True when {@link #absSum} reads a directly (contiguous FLOAT or DOUBLE). */
+  static boolean applies(INDArray a) {
+    DataType t = a.dataType();
+    return (t == DataType.FLOAT || t == DataType.DOUBLE)
+        && a.length() > 0
+        && a.length() < Integer.MAX_VALUE
+        && Shape.hasDefaultStridesForShape(a)
+        && a.elementWiseStride() == 1;
+  }
+
+  /** Sum of |a| (see class comment); a must satisfy {@link #applies}. */
+  static double absSum(INDArray a) {
+    int n = (int) a.length();
+    long address = NativeAddress.of(a);
+    boolean isDouble = a.dataType() == DataType.DOUBLE;
+    // one thread: memory-bound (about 3 ms for 8M floats), and safe to call from any thread
+    return isDouble ? sumDoubles(address, 0, n) : sumFloats(address, 0, n);
+  }
+
+  private static double sumFloats(long address, int from, int len) {
+    FloatBuffer src = new Floats(address + 4L * from, len).asBuffer();
+    float[] buf = FLOATS.get();
+    double s = 0;
+    for (int i = 0; i < len; i += CHUNK) {
+      int m = Math.min(CHUNK, len - i);
+      src.get(i, buf, 0, m);
+      s += VectorSupport.AVAILABLE ? VectorMicroKernel.absSum(buf, m) : scalarAbsSum(buf, m);
+    }
+    return s;
+  }
+
+  private static double sumDoubles(long address, int from, int len) {
+    DoubleBuffer src = new Doubles(address + 8L * from, len).asBuffer();
+    double[] buf = DOUBLES.get();
+    double s0 = 0;
+    double s1 = 0;
+    for (int i = 0; i < len; i += CHUNK) {
+      int m = Math.min(CHUNK, len - i);
+      src.get(i, buf, 0, m);
+      int j = 0;
+      for (; j + 1 < m; j += 2) {
+        s0 += Math.abs(buf[j]);
+        s1 += Math.abs(buf[j + 1]);
+      }
+      for (; j < m; j++) {
+        s0 += Math.abs(buf[j]);
+      }
+    }
+    return s0 + s1;
+  }
+
+  private static double scalarAbsSum(float[] a, int n) {
+    float s0 = 0;
+    float s1 = 0;
+    float s2 = 0;
+    float s3 = 0;
+    int i = 0;
+    for (; i + 3 < n; i += 4) {
+      s0 += Math.abs(a[i]);
+      s1 += Math.abs(a[i + 1]);
+      s2 += Math.abs(a[i + 2]);
+      s3 += Math.abs(a[i + 3]);
+    }
+    for (; i < n; i++) {
+      s0 += Math.abs(a[i]);
+    }
+    return (double) s0 + s1 + s2 + s3;
+  }
+
+  /** A float pointer at a raw address covering {@code length} elements. */
+  private static final class Floats extends FloatPointer {
+    Floats(long addr, long length) {
+      address = addr;
+      limit = length;
+      capacity = length;
+    }
+  }
+
+  /** A double pointer at a raw address covering {@code length} elements. */
+  private static final class Doubles extends DoublePointer {
+    Doubles(long addr, long length) {
+      address = addr;
+      limit = length;
+      capacity = length;
+    }
+  }
+}
