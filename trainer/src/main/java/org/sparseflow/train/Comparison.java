@@ -31,7 +31,7 @@ public final class Comparison implements Stoppable {
   public static final class Options {
     public String model = "gpt-mini";
     public String corpus;
-    public String sparsity = "mst";
+    public String sparsity = "mst-gpt-mini-block16";
     public int steps = DEFAULT_STEPS;
     public long seed = 42;
     public int batchSize = 16;
@@ -162,6 +162,9 @@ public final class Comparison implements Stoppable {
     Map<String, List<org.nd4j.shade.jackson.databind.JsonNode>> metrics = new LinkedHashMap<>();
     for (Row row : rows) {
       metrics.put(row.name(), MetricsLog.read(row.result().runDir().resolve("metrics.jsonl")));
+    }
+    for (String line : CompareResults.lines(rows, metrics)) {
+      out.println(line);
     }
     Path chart = dir.resolve("val_loss_vs_flops.png");
     Plots.compareChart(chart, metrics);

@@ -30,6 +30,7 @@ import picocli.CommandLine.Option;
  * <pre>
  *   java -jar benchmarks/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity 0.885]
  *        [--attention local:16] [--variants dense,block16] [--format nwc|ncw]
+ *        [--model graph|samediff]
  * </pre>
  *
  * Prints {@code RESULT graph-step <variant> median_ms=... min_ms=...} (the first 3 steps are
@@ -62,6 +63,14 @@ public final class GraphStepBenchmark {
   String formatName = ComputationGraphGpt.DEFAULT_FORMAT.name().toLowerCase(Locale.ROOT);
 
   @Option(
+      names = "--model",
+      paramLabel = "graph|samediff",
+      description =
+          "graph (default): ComputationGraphGpt on the sparse layers; samediff: SameDiffGpt,"
+              + " rewritten by Sparsify.apply into sparse matmul/attention ops")
+  String model = "graph";
+
+  @Option(
       names = {"-h", "--help"},
       usageHelp = true,
       description = "print this help")
@@ -86,6 +95,10 @@ public final class GraphStepBenchmark {
       throw new IllegalArgumentException(
           "--sparsity = " + sparsity + " is not allowed; allowed: (0, 1)");
     }
+    if (!model.equals("graph") && !model.equals("samediff")) {
+      throw new IllegalArgumentException(
+          "--model = " + model + " is not allowed; allowed: graph, samediff");
+    }
     for (String v : variants) {
       if (!v.equals("dense") && !v.equals("block16")) {
         throw new IllegalArgumentException(
@@ -95,7 +108,10 @@ public final class GraphStepBenchmark {
     double[] medians = new double[2];
     double[] mins = new double[2];
     for (String v : variants) {
-      double[] ms = run(v, steps, sparsity, attention, format);
+      double[] ms =
+          model.equals("samediff")
+              ? SameDiffStep.run(v, steps, sparsity, attention)
+              : run(v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(ms, 3, ms.length);
       Arrays.sort(tail);
       int k = v.equals("dense") ? 0 : 1;
@@ -103,8 +119,9 @@ public final class GraphStepBenchmark {
       mins[k] = tail[0];
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step %s steps=%d median_ms=%.1f min_ms=%.1f%s threads=%s%n",
+          "RESULT graph-step %s model=%s steps=%d median_ms=%.1f min_ms=%.1f%s threads=%s%n",
           v,
+          model,
           steps,
           medians[k],
           mins[k],
@@ -114,7 +131,8 @@ public final class GraphStepBenchmark {
     if (variants.size() == 2) {
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step speedup median=%.2f min=%.2f%n",
+          "RESULT graph-step speedup model=%s median=%.2f min=%.2f%n",
+          model,
           medians[0] / medians[1],
           mins[0] / mins[1]);
     }

@@ -103,6 +103,12 @@ public final class MstBenchmark {
   @Option(names = "--wait-dense", description = "as --reuse-dense, waiting for the file")
   boolean waitDense;
 
+  @Option(
+      names = "--corpus",
+      paramLabel = "FILE",
+      description = "UTF-8 text to train and validate on (default: the bundled Moby-Dick)")
+  String corpusFile;
+
   @Option(names = "--model", paramLabel = "samediff|graph", description = "the GPT (see below)")
   String model = "samediff";
 
@@ -201,13 +207,30 @@ public final class MstBenchmark {
     }
   }
 
+  /** The bundled corpus, or a UTF-8 text file (validated before anything is trained). */
+  static Corpus corpus(String file) {
+    if (file == null) {
+      return Corpus.bundled();
+    }
+    if (!Files.isRegularFile(Path.of(file))) {
+      throw new IllegalArgumentException(
+          "--corpus = " + file + " is not a readable file; allowed: a UTF-8 text file");
+    }
+    try {
+      return Corpus.resolve(file);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("--corpus = " + file + ": " + e.getMessage(), e);
+    }
+  }
+
   private void run() throws Exception {
     TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip);
     MstConfig base = MstConfig.load(mstConfig);
     Files.createDirectories(out);
-    Corpus corpus = Corpus.bundled();
+    Corpus corpus = corpus(corpusFile);
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     int[] tokens = tok.encode(corpus.text());
+    System.out.println("corpus: " + corpus.source() + " sha256=" + corpus.sha256());
     TokenSplit split =
         TokenSplit.of(tokens, TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
     GptConfig gpt = MstVariants.gptMini(tok.vocabSize());

@@ -1,0 +1,70 @@
+package org.sparseflow.bench.mst;
+
+import java.util.List;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.dataset.DataSet;
+import org.sparseflow.examples.data.BatchSampler;
+import org.sparseflow.examples.data.Batches;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.layers.config.AttentionSettings;
+import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.sparsify.Sparsify;
+
+/**
+ * {@code graph-step --model samediff}: training steps of examples' {@link SameDiffGpt} (gpt-mini),
+ * dense against the same graph rewritten by {@code Sparsify.apply} into SparseFlow's sparse matmul
+ * and sparse attention ops.
+ */
+final class SameDiffStep {
+  private SameDiffStep() {}
+
+  /** SameDiffGpt's 24 attention/MLP weights (embeddings, norms and the head stay dense). */
+  static final String WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+
+  /** Sparsify settings for SameDiffGpt: {@code pattern} at {@code sparsity} on {@link #WEIGHTS}. */
+  static SparsityConfig sparsity(String pattern, double sparsity, String attention) {
+    SparsityConfig sc = new SparsityConfig();
+    sc.setPattern(pattern);
+    sc.setSparsity(sparsity);
+    sc.setDistribution(DensityDistribution.UNIFORM);
+    sc.setKeepFirstDense(false);
+    sc.setKeepLastDense(false);
+    sc.setInclude(List.of(WEIGHTS));
+    sc.setAttention(
+        new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
+    return sc;
+  }
+
+  /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
+  static double[] run(String variant, int steps, double sparsity, String attention) {
+    Corpus corpus = Corpus.bundled();
+    CharTokenizer tok = CharTokenizer.fit(corpus.text());
+    TokenSplit split =
+        TokenSplit.of(
+            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
+    GptConfig c = MstVariants.gptMini(tok.vocabSize());
+    SameDiff sd = SameDiffGpt.build(c, 1e-3);
+    if (!variant.equals("dense")) {
+      Sparsify.apply(sparsity("block16", sparsity, attention), sd);
+    }
+    BatchSampler sampler =
+        new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
+    double[] ms = new double[steps];
+    for (int s = 0; s < steps; s++) {
+      int[][] w = sampler.windows(s);
+      DataSet ds =
+          new DataSet(
+              Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT));
+      long t0 = System.nanoTime();
+      sd.fit(ds);
+      ms[s] = (System.nanoTime() - t0) / 1e6;
+    }
+    return ms;
+  }
+}
