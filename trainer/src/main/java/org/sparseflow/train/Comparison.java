@@ -193,7 +193,11 @@ public final class Comparison implements Stoppable {
 
   private void printTable(List<Row> rows) {
     Trainer.Result dense = rows.get(0).result();
-    String fmt = "%-10s %10s %10s %16s %11s %10s %9s%n";
+    int width = 10;
+    for (Row row : rows) {
+      width = Math.max(width, row.name().length());
+    }
+    String fmt = "%-" + width + "s %10s %10s %16s %11s %10s %9s%n";
     out.println();
     out.printf(
         Locale.ROOT,
