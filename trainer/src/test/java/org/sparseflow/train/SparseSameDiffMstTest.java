@@ -9,6 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -16,10 +19,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.autodiff.listeners.At;
 import org.nd4j.autodiff.listeners.BaseListener;
 import org.nd4j.autodiff.listeners.Operation;
 import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -263,5 +268,62 @@ class SparseSameDiffMstTest {
     }
     assertTrue(moved);
     assertFalse(ma.core().masks().isEmpty());
+  }
+
+  static TrainConfig trainConfig() {
+    TrainConfig c = new TrainConfig();
+    c.model = "gpt-tiny";
+    c.sparsity = "mst-gpt-mini-block16";
+    c.mstDeltaT = 3;
+    c.steps = 10;
+    c.seed = 7;
+    c.batchSize = 4;
+    c.contextLength = 16;
+    c.evalEvery = 5;
+    c.evalWindows = 4;
+    c.checkpointEvery = 100;
+    c.learningRate = 3e-3;
+    return c;
+  }
+
+  /** The trainer's path: the block preset rewrites the model; interrupt + resume is exact. */
+  @Test
+  void trainerRunsMstOnSparseOpsAndResumesExactly(@TempDir Path tmp) throws Exception {
+    PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
+    Trainer full = Experiments.start(trainConfig(), tmp.resolve("full")).progress(quiet, false, "");
+    SameDiff graph = (SameDiff) full.experiment().model().unwrap();
+    assertEquals(12, ops(graph, SparseMatmulOp.class).size(), "attention/MLP weights rewritten");
+    assertEquals(2, ops(graph, SparseAttentionOp.class).size());
+    Trainer.Result a = full.run();
+    assertEquals(Trainer.Status.COMPLETED, a.status());
+    assertTrue(a.density() < 0.5, "density " + a.density());
+
+    Trainer first = Experiments.start(trainConfig(), tmp.resolve("cut")).progress(quiet, false, "");
+    first.addListener(
+        (t, step, rec) -> {
+          if (step == 4) {
+            t.requestStop();
+          }
+        });
+    assertEquals(Trainer.Status.INTERRUPTED, first.run().status());
+    Trainer.Result b =
+        Experiments.resume(tmp.resolve("cut"), null).progress(quiet, false, "").run();
+    assertEquals(Trainer.Status.COMPLETED, b.status());
+    assertEquals(a.trainLoss(), b.trainLoss(), 0.0);
+    assertEquals(a.valLoss(), b.valLoss(), 0.0);
+    assertEquals(a.flops(), b.flops(), 0.0);
+    SameDiff sa = load(tmp.resolve("full"));
+    SameDiff sb = load(tmp.resolve("cut"));
+    for (var v : sa.variables()) {
+      if (v.getVariableType() == VariableType.VARIABLE) {
+        assertArrayEquals(bits(v.getArr()), bits(sb.getArrForVarName(v.name())), v.name());
+      }
+    }
+  }
+
+  static SameDiff load(Path run) throws Exception {
+    SparseFlowOps.registerAll();
+    byte[] model = Checkpoint.read(run.resolve(Checkpoint.FILE_NAME)).model();
+    return SameDiff.load(new ByteArrayInputStream(model), false);
   }
 }

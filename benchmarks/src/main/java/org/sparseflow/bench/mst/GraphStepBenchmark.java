@@ -1,5 +1,6 @@
 package org.sparseflow.bench.mst;
 
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -33,9 +34,9 @@ import picocli.CommandLine.Option;
  *        [--model graph|samediff]
  * </pre>
  *
- * Prints {@code RESULT graph-step <variant> median_ms=... min_ms=...} (the first 3 steps are
- * warm-up and excluded) and, with both variants, {@code RESULT graph-step speedup median=...
- * min=...}.
+ * Prints {@code RESULT graph-step <variant> model=... median_ms=... min_ms=... cpu_median_ms=...}
+ * (process CPU time, all threads; the first 3 steps are warm-up and excluded) and, with both
+ * variants, {@code RESULT graph-step speedup model=... median=... min=...}.
  */
 @Command(
     name = "graph-step",
@@ -107,34 +108,42 @@ public final class GraphStepBenchmark {
     }
     double[] medians = new double[2];
     double[] mins = new double[2];
+    double[] cpuMedians = new double[2];
     for (String v : variants) {
-      double[] ms =
+      double[][] t =
           model.equals("samediff")
               ? SameDiffStep.run(v, steps, sparsity, attention)
               : run(v, steps, sparsity, attention, format);
-      double[] tail = Arrays.copyOfRange(ms, 3, ms.length);
+      double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
+      double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
       Arrays.sort(tail);
+      Arrays.sort(cpuTail);
       int k = v.equals("dense") ? 0 : 1;
       medians[k] = tail[tail.length / 2];
       mins[k] = tail[0];
+      cpuMedians[k] = cpuTail[cpuTail.length / 2];
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step %s model=%s steps=%d median_ms=%.1f min_ms=%.1f%s threads=%s%n",
+          "RESULT graph-step %s model=%s steps=%d median_ms=%.1f min_ms=%.1f cpu_median_ms=%.1f%s"
+              + " threads=%s load=%.2f%n",
           v,
           model,
           steps,
           medians[k],
           mins[k],
+          cpuMedians[k],
           v.equals("dense") ? "" : " sparsity=" + sparsity + " attention=" + attention,
-          System.getenv("OMP_NUM_THREADS") + " format=" + format);
+          System.getenv("OMP_NUM_THREADS") + " format=" + format,
+          ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
     if (variants.size() == 2) {
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step speedup model=%s median=%.2f min=%.2f%n",
+          "RESULT graph-step speedup model=%s median=%.2f min=%.2f cpu_median=%.2f%n",
           model,
           medians[0] / medians[1],
-          mins[0] / mins[1]);
+          mins[0] / mins[1],
+          cpuMedians[0] / cpuMedians[1]);
     }
   }
 
@@ -148,8 +157,12 @@ public final class GraphStepBenchmark {
     };
   }
 
-  /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
-  static double[] run(
+  private static long processCpuNanos() {
+    return SameDiffStep.processCpuNanos();
+  }
+
+  /** Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant. */
+  static double[][] run(
       String variant, int steps, double sparsity, String attention, RNNFormat format)
       throws Exception {
     Corpus corpus = Corpus.bundled();
@@ -177,12 +190,15 @@ public final class GraphStepBenchmark {
     BatchSampler sampler =
         new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     double[] ms = new double[steps];
+    double[] cpu = new double[steps];
     for (int s = 0; s < steps; s++) {
       MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);
       long t0 = System.nanoTime();
+      long c0 = processCpuNanos();
       net.fit(ds);
       ms[s] = (System.nanoTime() - t0) / 1e6;
+      cpu[s] = (processCpuNanos() - c0) / 1e6;
     }
-    return ms;
+    return new double[][] {ms, cpu};
   }
 }

@@ -1,5 +1,6 @@
 package org.sparseflow.bench.mst;
 
+import java.lang.management.ManagementFactory;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -41,8 +42,16 @@ final class SameDiffStep {
     return sc;
   }
 
-  /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
-  static double[] run(String variant, int steps, double sparsity, String attention) {
+  /** CPU time of this process, all threads (0 where the JVM cannot tell). */
+  static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getProcessCpuTime()
+        : 0L;
+  }
+
+  /** Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant. */
+  static double[][] run(String variant, int steps, double sparsity, String attention) {
     Corpus corpus = Corpus.bundled();
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
@@ -56,15 +65,18 @@ final class SameDiffStep {
     BatchSampler sampler =
         new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     double[] ms = new double[steps];
+    double[] cpu = new double[steps];
     for (int s = 0; s < steps; s++) {
       int[][] w = sampler.windows(s);
       DataSet ds =
           new DataSet(
               Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT));
       long t0 = System.nanoTime();
+      long c0 = processCpuNanos();
       sd.fit(ds);
       ms[s] = (System.nanoTime() - t0) / 1e6;
+      cpu[s] = (processCpuNanos() - c0) / 1e6;
     }
-    return ms;
+    return new double[][] {ms, cpu};
   }
 }
