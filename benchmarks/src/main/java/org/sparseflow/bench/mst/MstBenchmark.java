@@ -109,7 +109,10 @@ public final class MstBenchmark {
       description = "UTF-8 text to train and validate on (default: the bundled Moby-Dick)")
   String corpusFile;
 
-  @Option(names = "--model", paramLabel = "samediff|graph", description = "the GPT (see below)")
+  @Option(
+      names = "--model",
+      paramLabel = "samediff|samediff-sparse|graph",
+      description = "the GPT (see below)")
   String model = "samediff";
 
   @Option(
@@ -140,6 +143,8 @@ public final class MstBenchmark {
         "                    (wall-clock savings are real)",
         "  --model samediff  (default) SameDiff GPT with masked dense matmuls",
         "                    (FLOPs counted only)",
+        "  --model samediff-sparse  the SameDiff GPT rewritten by Sparsify.apply into",
+        "                    sparse matmul/attention ops driven by MST (dense: stock graph)",
         "  --mst-config      an MST preset or a YAML/JSON file; presets:",
         "                    " + String.join(", ", MstConfig.PRESETS),
         "Prints RESULT mst <variant> steps=.. val_loss=.. dense_val_loss=..",
@@ -165,11 +170,12 @@ public final class MstBenchmark {
     if (steps < 10) {
       throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
     }
-    if (!model.equals("samediff") && !graph()) {
+    if (!model.equals("samediff") && !model.equals("samediff-sparse") && !graph()) {
       throw new IllegalArgumentException(
           "--model = "
               + model
-              + " is unknown; allowed: samediff (SameDiffGpt, masked dense matmuls), graph"
+              + " is unknown; allowed: samediff (SameDiffGpt, masked dense matmuls),"
+              + " samediff-sparse (SameDiffGpt rewritten into sparse ops that MST drives), graph"
               + " (ComputationGraphGpt on the plugin's block-sparse layers and attention)");
     }
     if (evalPoints < 1) {
@@ -304,7 +310,7 @@ public final class MstBenchmark {
       MstRun r =
           graph()
               ? GraphMstRun.train(v, setup, adam, gradClip)
-              : SameDiffMstRun.train(v, setup, adam);
+              : SameDiffMstRun.train(v, setup, adam, model.equals("samediff-sparse"));
       runs.put(v, r);
       if (v.equals("dense")) {
         DenseBaseline.write(denseFile, r, settings, evalPoints);
