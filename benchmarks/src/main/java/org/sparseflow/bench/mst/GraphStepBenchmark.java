@@ -72,6 +72,13 @@ public final class GraphStepBenchmark {
   String model = "graph";
 
   @Option(
+      names = "--cached-layouts",
+      description =
+          "samediff only: masks and cached block layouts from a fixed-mask MstListener instead of"
+              + " each op reading its mask input per call")
+  boolean cachedLayouts;
+
+  @Option(
       names = {"-h", "--help"},
       usageHelp = true,
       description = "print this help")
@@ -112,7 +119,7 @@ public final class GraphStepBenchmark {
     for (String v : variants) {
       double[][] t =
           model.equals("samediff")
-              ? SameDiffStep.run(v, steps, sparsity, attention)
+              ? SameDiffStep.run(v, steps, sparsity, attention, cachedLayouts)
               : run(v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
       double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
@@ -132,7 +139,13 @@ public final class GraphStepBenchmark {
           medians[k],
           mins[k],
           cpuMedians[k],
-          v.equals("dense") ? "" : " sparsity=" + sparsity + " attention=" + attention,
+          v.equals("dense")
+              ? ""
+              : " sparsity="
+                  + sparsity
+                  + " attention="
+                  + attention
+                  + (cachedLayouts ? " layouts=cached" : ""),
           System.getenv("OMP_NUM_THREADS") + " format=" + format,
           ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }

@@ -16,6 +16,10 @@ import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
+import org.sparseflow.mst.MstListener;
+import org.sparseflow.mst.core.AttentionSchedule;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.SparsitySchedule;
 
 /**
  * {@code graph-step --model samediff}: training steps of examples' {@link SameDiffGpt} (gpt-mini),
@@ -50,8 +54,42 @@ final class SameDiffStep {
         : 0L;
   }
 
-  /** Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant. */
+  /**
+   * A fixed-mask MST config (no topology updates) that hands the rewritten ops their masks, cached
+   * block layouts and attention pattern once: static sparsity driven through {@code MstListener}.
+   */
+  static MstConfig staticConfig(double sparsity, String attention, int steps) {
+    MstConfig c = MstConfig.preset("static");
+    c.setPattern("block16");
+    c.setSchedule(
+        SparsitySchedule.builder()
+            .initialSparsity(sparsity)
+            .ultraSparsity(sparsity)
+            .finalSparsity(sparsity)
+            .warmup(0.0, 0.0)
+            .restoration(1.0, 1.0)
+            .build());
+    c.setDistribution("UNIFORM");
+    c.setInclude(List.of(WEIGHTS));
+    AttentionSchedule a = new AttentionSchedule();
+    a.setDefaultPattern(attention);
+    a.setBlockSize(MstVariants.ATTENTION_BLOCK);
+    c.setAttention(a);
+    return c.withTotalSteps(steps);
+  }
+
+  /** As {@link #run(String, int, double, String, boolean)} with layouts read per call. */
   static double[][] run(String variant, int steps, double sparsity, String attention) {
+    return run(variant, steps, sparsity, attention, false);
+  }
+
+  /**
+   * Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant; with
+   * {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code MstListener},
+   * which also gives the ops cached block layouts (otherwise each call reads its mask input).
+   */
+  static double[][] run(
+      String variant, int steps, double sparsity, String attention, boolean cachedLayouts) {
     Corpus corpus = Corpus.bundled();
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
@@ -61,6 +99,9 @@ final class SameDiffStep {
     SameDiff sd = SameDiffGpt.build(c, 1e-3);
     if (!variant.equals("dense")) {
       Sparsify.apply(sparsity("block16", sparsity, attention), sd);
+      if (cachedLayouts) {
+        new MstListener(staticConfig(sparsity, attention, steps)).addTo(sd);
+      }
     }
     BatchSampler sampler =
         new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
