@@ -79,6 +79,13 @@ public final class GraphStepBenchmark {
   boolean cachedLayouts;
 
   @Option(
+      names = "--op-profile",
+      description =
+          "samediff only: print the CPU time of each op type per step (OP lines; run with"
+              + " -Dsparseflow.threads=1 and OMP_NUM_THREADS=1)")
+  boolean opProfile;
+
+  @Option(
       names = {"-h", "--help"},
       usageHelp = true,
       description = "print this help")
@@ -116,16 +123,23 @@ public final class GraphStepBenchmark {
     double[] medians = new double[2];
     double[] mins = new double[2];
     double[] cpuMedians = new double[2];
+    OpProfile profile = null;
     for (String v : variants) {
       double[][] t =
           model.equals("samediff")
-              ? SameDiffStep.run(v, steps, sparsity, attention, cachedLayouts)
+              ? SameDiffStep.run(
+                  v, steps, sparsity, attention, cachedLayouts, profile = newProfile())
               : run(v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
       double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
       Arrays.sort(tail);
       Arrays.sort(cpuTail);
       int k = v.equals("dense") ? 0 : 1;
+      if (profile != null) {
+        for (String line : profile.report(steps - 3, 14)) {
+          System.out.println(line.replaceFirst("^OP ", "OP " + v + " "));
+        }
+      }
       medians[k] = tail[tail.length / 2];
       mins[k] = tail[0];
       cpuMedians[k] = cpuTail[cpuTail.length / 2];
@@ -168,6 +182,10 @@ public final class GraphStepBenchmark {
           throw new IllegalArgumentException(
               "--format = " + text + " is not allowed; allowed: nwc, ncw");
     };
+  }
+
+  private OpProfile newProfile() {
+    return opProfile ? new OpProfile() : null;
   }
 
   private static long processCpuNanos() {

@@ -90,6 +90,19 @@ final class SameDiffStep {
    */
   static double[][] run(
       String variant, int steps, double sparsity, String attention, boolean cachedLayouts) {
+    return run(variant, steps, sparsity, attention, cachedLayouts, null);
+  }
+
+  /**
+   * As above; a non-null {@code profile} counts the ops of every step after the 3 warm-up steps.
+   */
+  static double[][] run(
+      String variant,
+      int steps,
+      double sparsity,
+      String attention,
+      boolean cachedLayouts,
+      OpProfile profile) {
     Corpus corpus = Corpus.bundled();
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
@@ -105,6 +118,9 @@ final class SameDiffStep {
     }
     BatchSampler sampler =
         new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
+    if (profile != null) {
+      sd.addListeners(profile);
+    }
     double[] ms = new double[steps];
     double[] cpu = new double[steps];
     for (int s = 0; s < steps; s++) {
@@ -112,6 +128,9 @@ final class SameDiffStep {
       DataSet ds =
           new DataSet(
               Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT));
+      if (profile != null) {
+        profile.recording(s >= 3);
+      }
       long t0 = System.nanoTime();
       long c0 = processCpuNanos();
       sd.fit(ds);
