@@ -39,7 +39,8 @@ public final class TrainCommand implements Callable<Integer> {
       names = "--model",
       paramLabel = "<name|file.zip>",
       description =
-          "gpt-mini, gpt-small, char-bigram, or a saved DL4J model zip (default:"
+          "gpt-mini, gpt-small, gpt-tiny (a one-minute demo), char-bigram (smoke tests), or a saved"
+              + " DL4J model zip (default:"
               + " ${DEFAULT-VALUE}).")
   String model = "gpt-mini";
 

@@ -48,7 +48,7 @@ public class FakeGpuBackend extends Nd4jBackend {
   }
 
   @Override
-  public Class getNDArrayClass() {
+  public Class<?> getNDArrayClass() {
     throw new UnsupportedOperationException("test stand-in");
   }
 

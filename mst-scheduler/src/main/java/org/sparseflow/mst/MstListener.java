@@ -30,7 +30,8 @@ import org.sparseflow.mst.core.UpdateRecord;
  * <pre>
  *   MstListener mst = new MstListener(MstConfig.preset("mst").withTotalSteps(2000));
  *   net.setListeners(mst);      // MultiLayerNetwork / ComputationGraph
- *   mst.addTo(sd);              // or SameDiff (not sd.addListeners: the listener needs the graph's updaters)
+ *   mst.addTo(sd);              // or SameDiff (not sd.addListeners: the listener needs the graph's
+ * updaters)
  * </pre>
  *
  * This class is the facade both frameworks call; the work is done by a DL4J adapter ({@link

@@ -149,7 +149,9 @@ final class SameDiffAdapter {
       }
       Map<String, TopologyUpdater.Result> res =
           core.updateMasks(t, w, capturedGrads.isEmpty() ? null : capturedGrads);
-      // listeners may receive SameDiff's internal gradient instance, whose updater map is null
+      // listeners may receive SameDiff's internal gradient instance, whose updater map is null;
+      // ND4J declares the map with the raw GradientUpdater type
+      @SuppressWarnings("rawtypes")
       Map<String, GradientUpdater> updaters =
           attached != null ? attached.getUpdaterMap() : sd.getUpdaterMap();
       if (updaters == null && !warnedNoUpdaters) {

@@ -84,7 +84,7 @@ public final class MaskedWeights {
     INDArray m = r.mask();
     // |W| * (1 - M) > 0 exactly where a pruned weight is nonzero
     INDArray outside = m.castTo(w.dataType()).rsub(1.0).muli(w).neq(0.0);
-    return outside.castTo(DataType.LONG).sumNumber().longValue();
+    return outside.castTo(DataType.INT64).sumNumber().longValue();
   }
 
   /**

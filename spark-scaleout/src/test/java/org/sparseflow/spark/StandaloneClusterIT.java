@@ -195,6 +195,9 @@ class StandaloneClusterIT {
       assertTrue(e.getValue() > 0, "executor " + e.getKey() + " never received a peer update");
     }
     assertTrue(loss < initial, "gradient sharing did not train: " + initial + " -> " + loss);
+    assertTrue(
+        Math.abs(loss - ref) / ref < 0.03,
+        "gradient sharing loss " + loss + " vs single machine " + ref + " (allowed: within 3%)");
   }
 
   /**

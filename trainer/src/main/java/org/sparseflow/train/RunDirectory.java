@@ -9,11 +9,14 @@ import java.nio.file.Path;
  * Layout of a run directory (created atomically by {@link #create(Path, boolean)}):
  *
  * <pre>
- *   checkpoint.zip   resumable state (model + optimizer + sparsity state + trainer state), atomic writes
+ *   checkpoint.zip   resumable state (model + optimizer + sparsity state + trainer state), atomic
+ * writes
  *   metrics.jsonl    one JSON record per step (val_loss on evaluation steps)
  *   summary.json     config, corpus hash, provenance and results; re-runs the experiment
- *   model.zip        the trained model, written when training completes: a DL4J ModelSerializer zip, or for
- *                    SameDiff models SameDiff's own format (SameDiff.load(file, true)); --model accepts both
+ *   model.zip        the trained model, written when training completes: a DL4J ModelSerializer
+ * zip, or for
+ *                    SameDiff models SameDiff's own format (SameDiff.load(file, true)); --model
+ * accepts both
  *   plots/           loss.png, val_loss_vs_flops.png, density.png (+ MST plots when MST ran)
  * </pre>
  */

@@ -96,7 +96,7 @@ public final class SameDiffModel implements TrainableModel {
                     .sum(true, 1),
                 false)
             .addi(max);
-    long[] t = targets.castTo(DataType.LONG).reshape(-1).toLongVector();
+    long[] t = targets.castTo(DataType.INT64).reshape(-1).toLongVector();
     double sum = 0;
     for (int r = 0; r < t.length; r++) {
       sum += lse.getDouble(r, 0) - l.getDouble(r, t[r]);

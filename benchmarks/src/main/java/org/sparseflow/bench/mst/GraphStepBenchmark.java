@@ -29,7 +29,8 @@ import picocli.CommandLine.Option;
  * before/after comparisons of kernel work.
  *
  * <pre>
- *   java -jar benchmarks/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity 0.885]
+ *   java -jar benchmarks/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity
+ * 0.885]
  *        [--attention local:16] [--variants dense,block16] [--format nwc|ncw]
  *        [--model graph|samediff]
  * </pre>

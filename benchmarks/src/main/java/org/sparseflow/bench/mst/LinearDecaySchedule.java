@@ -9,6 +9,8 @@ import org.nd4j.shade.jackson.annotation.JsonProperty;
  * maxIter)^power}, which rises (to twice the initial value for power 1) instead of decaying.
  */
 public final class LinearDecaySchedule implements ISchedule {
+  private static final long serialVersionUID = 1L;
+
   private final double initialValue;
   private final int steps;
 

@@ -38,7 +38,8 @@ import picocli.CommandLine.Option;
  *
  * <pre>
  *   java -jar benchmarks/target/sparseflow-benchmarks.jar mst [--quick] [--steps N]
- *        [--variants dense,unstructured,block16] [--out DIR] [--lr X] [--eval-points 5] [--flops-only]
+ *        [--variants dense,unstructured,block16] [--out DIR] [--lr X] [--eval-points 5]
+ * [--flops-only]
  *        [--mst-config mst|FILE.yaml] [--reuse-dense | --wait-dense] [--model samediff|graph]
  *        [--lr-decay none|linear] [--grad-clip X]
  * </pre>

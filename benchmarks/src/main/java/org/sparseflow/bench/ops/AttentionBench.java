@@ -240,15 +240,18 @@ public final class AttentionBench {
    * after two warm-up runs. CPU time counts the work done, so it moves much less than wall time
    * when other processes compete for the cores.
    */
+  /** Keeps each timed result reachable so the JIT cannot drop the work that produced it. */
+  private static volatile Object sink;
+
   private static double[] time(int reps, Supplier<Object> body) {
-    body.get(); // warm-up
-    body.get();
+    sink = body.get(); // warm-up
+    sink = body.get();
     double[] ms = new double[reps];
     double[] cpu = new double[reps];
     for (int r = 0; r < reps; r++) {
       long c0 = processCpuNanos();
       long t0 = System.nanoTime();
-      body.get();
+      sink = body.get();
       ms[r] = (System.nanoTime() - t0) / 1e6;
       cpu[r] = (processCpuNanos() - c0) / 1e6;
     }

@@ -21,11 +21,14 @@ import org.sparseflow.dataflow.hw.ChipSpec;
  * Times a training step on a dataflow chip. Per section (per micro-batch):
  *
  * <pre>
- *   compute   = max over stages of FLOPs_i / (units_i * unitPeak * eff_i)      (pipeline steady state)
+ *   compute   = max over stages of FLOPs_i / (units_i * unitPeak * eff_i)      (pipeline steady
+ * state)
  *   network   = bytes between stages / on-chip bandwidth
  *   offChip   = streamed activation bytes in + out / off-chip bandwidth
- *   setup     = weight (+ gradient accumulator) bytes / off-chip bandwidth      (not overlapped, as DFModel's Setup)
- *   fillDrain = (stages - 1) * compute / tiles                                 (tiles = tokens / tileTokens)
+ *   setup     = weight (+ gradient accumulator) bytes / off-chip bandwidth      (not overlapped, as
+ * DFModel's Setup)
+ *   fillDrain = (stages - 1) * compute / tiles                                 (tiles = tokens /
+ * tileTokens)
  *   switch    = sectionSwitch * splitFactor
  *   section   = max(compute, network, offChip) + (setup + fillDrain + switch) / G
  * </pre>

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import org.nd4j.shade.jackson.annotation.JsonInclude;
 import org.nd4j.shade.jackson.annotation.JsonPropertyOrder;
 import org.nd4j.shade.jackson.databind.JsonNode;
@@ -21,11 +20,13 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * distribution: ERK           # UNIFORM | ER | ERK (RigL, arXiv 1911.11134, dense fallback)
  * initialMask: MAGNITUDE      # RANDOM | MAGNITUDE
  * seed: 42
- * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq", SameDiff var names)
+ * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
+ * SameDiff var names)
  * exclude: [...]              # default: embeddings and layer norms
  * keepFirstDense: true
  * keepLastDense: true
- * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention: false}
+ * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
+ * false}
  * mst: {...}                  # opaque, owned by the mst-scheduler
  * </pre>
  *
@@ -241,92 +242,13 @@ public class SparsityConfig {
    * field, its value and what is allowed.
    */
   public SparsityConfig validate(String source) {
-    String src = source == null ? "<builder>" : source;
-    String pp = PatternStrings.weightPatternProblem(pattern);
-    if (pp != null) {
-      throw fieldError(
-          src, "pattern", pattern, PatternStrings.WEIGHT_PATTERN_ALLOWED + " (" + pp + ")");
-    }
-    if (!(sparsity >= 0.0 && sparsity < 1.0)) {
-      throw fieldError(
-          src,
-          "sparsity",
-          sparsity,
-          "a number in [0, 1) (fraction of zeros; 1 would prune everything)");
-    }
-    if (distribution == null) {
-      throw fieldError(src, "distribution", null, "one of UNIFORM, ER, ERK");
-    }
-    if (initialMask == null) {
-      throw fieldError(src, "initialMask", null, "one of RANDOM, MAGNITUDE");
-    }
-    checkRegexes(src, "include", include, false);
-    checkRegexes(src, "exclude", exclude, true);
-    if (attention != null) {
-      String p = attention.getPattern();
-      String ap = p == null ? null : PatternStrings.attentionPatternProblem(p);
-      if (ap != null) {
-        throw fieldError(
-            src,
-            "attention.pattern",
-            p,
-            PatternStrings.ATTENTION_PATTERN_ALLOWED + " (" + ap + ")");
-      }
-      int bs = attention.getBlockSize();
-      if (bs < 1 || (bs & (bs - 1)) != 0 || bs > 1024) {
-        throw fieldError(src, "attention.blockSize", bs, "a power of two in [1, 1024]");
-      }
-      checkRegexes(src, "attention.layers", attention.getLayers(), false);
-    }
-    if (mst != null && !mst.isNull() && !mst.isObject()) {
-      // the section's fields are checked by the mst-scheduler; here only its shape
-      throw fieldError(
-          src,
-          "mst",
-          mst.isArray() ? "a list" : "the scalar " + mst,
-          "a mapping (the MST schedule: schedule, deltaT, growMode, ...)");
-    }
+    SparsityConfigValidation.check(this, source == null ? "<builder>" : source);
     return this;
-  }
-
-  private static void checkRegexes(
-      String src, String field, List<String> regexes, boolean emptyAllowed) {
-    if (regexes == null || (!emptyAllowed && regexes.isEmpty())) {
-      throw fieldError(
-          src,
-          field,
-          regexes,
-          emptyAllowed ? "a list of Java regexes" : "a non-empty list of Java regexes");
-    }
-    for (int i = 0; i < regexes.size(); i++) {
-      String r = regexes.get(i);
-      if (r == null) {
-        throw fieldError(src, field + "[" + i + "]", null, "a Java regex");
-      }
-      try {
-        Pattern.compile(r);
-      } catch (PatternSyntaxException e) {
-        throw fieldError(
-            src,
-            field + "[" + i + "]",
-            r,
-            "a valid Java regex (" + e.getDescription() + " at index " + e.getIndex() + ")");
-      }
-    }
   }
 
   static IllegalArgumentException fieldError(
       String src, String field, Object value, String allowed) {
-    String v = value instanceof String ? "'" + value + "'" : String.valueOf(value);
-    return new IllegalArgumentException(
-        "Sparsity config "
-            + src
-            + ": field '"
-            + field
-            + "' has value "
-            + v
-            + "; allowed: "
-            + allowed);
+    return SparsityConfigValidation.fieldError(src, field, value, allowed);
   }
 
   // ---------------------------------------------------------------- IO (delegates to

@@ -40,6 +40,10 @@ final class SparsityConfigIO {
 
   private static final String WHAT = "Sparsity config";
 
+  // ObjectMapper.configure(MapperFeature, ...) is deprecated in favour of the mapper builders,
+  // which
+  // this shaded Jackson offers only for plain JSON; the YAML mapper needs the same setting.
+  @SuppressWarnings("deprecation")
   private static ObjectMapper configure(ObjectMapper m) {
     StrictConfigReader.strict(m);
     m.configure(MapperFeature.ACCEPT_CASE_INSENSITIVE_ENUMS, true);

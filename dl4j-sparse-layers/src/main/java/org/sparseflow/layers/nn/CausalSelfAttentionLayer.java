@@ -39,6 +39,7 @@ import org.nd4j.linalg.learning.regularization.Regularization;
  * right padding, valid positions never see padding. Activation defaults to identity.
  */
 public class CausalSelfAttentionLayer extends FeedForwardLayer implements SparseFlowLayerConf {
+  private static final long serialVersionUID = 1L;
 
   private int nHeads = 1;
   private String attentionPattern = "dense";
@@ -305,6 +306,9 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
   }
 
   /** Builder in DL4J style. */
+  // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
+  // override, which gives callers the layer's own type, as an unchecked conversion on the class.
+  @SuppressWarnings("unchecked")
   public static class Builder extends FeedForwardLayer.Builder<Builder> {
     private int nHeads = 1;
     private String attentionPattern = "dense";

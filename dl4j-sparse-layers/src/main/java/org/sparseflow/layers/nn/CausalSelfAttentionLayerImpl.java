@@ -26,6 +26,7 @@ import org.sparseflow.ops.pattern.SparseMask;
  */
 public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionLayer>
     implements SparseWeightLayer, SparseAttentionLayer {
+  private static final long serialVersionUID = 1L;
 
   private final MaskedWeights masked =
       new MaskedWeights(List.of("Wq", "Wk", "Wv", "Wo"), List.of("Mq", "Mk", "Mv", "Mo"));

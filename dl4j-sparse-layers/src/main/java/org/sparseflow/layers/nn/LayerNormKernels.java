@@ -17,10 +17,14 @@ final class LayerNormKernels {
   private LayerNormKernels() {}
 
   /*
-   * Fused kernel: one pass over the input in whatever order and strides DL4J hands over (NCW activations arrive
-   * 'c' or 'f', or as permuted views), statistics per (example, time step) over the n features. An earlier
-   * version built this from ND4J ops (permute + dup to rows, mean, sub, mul, mean, pow, ...), about a dozen
-   * full-size temporaries per call; on the gpt-mini step those copies were ~14% of a block-sparse training step.
+   * Fused kernel: one pass over the input in whatever order and strides DL4J hands over (NCW
+   * activations arrive
+   * 'c' or 'f', or as permuted views), statistics per (example, time step) over the n features. An
+   * earlier
+   * version built this from ND4J ops (permute + dup to rows, mean, sub, mul, mean, pow, ...), about
+   * a dozen
+   * full-size temporaries per call; on the gpt-mini step those copies were ~14% of a block-sparse
+   * training step.
    */
 
   /**

@@ -24,6 +24,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * both use the bias regularization.
  */
 public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerConf {
+  private static final long serialVersionUID = 1L;
 
   private double eps = 1e-5;
   private RNNFormat dataFormat = RNNFormat.NCW;
@@ -160,6 +161,9 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
   }
 
   /** Builder; nIn may come from setInputType. nOut always equals nIn. */
+  // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
+  // override, which gives callers the layer's own type, as an unchecked conversion on the class.
+  @SuppressWarnings("unchecked")
   public static class Builder extends FeedForwardLayer.Builder<Builder> {
     private double eps = 1e-5;
     private RNNFormat dataFormat = RNNFormat.NCW;

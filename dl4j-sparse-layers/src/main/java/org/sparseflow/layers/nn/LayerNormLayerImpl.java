@@ -19,6 +19,7 @@ import org.sparseflow.layers.nn.LayerNormKernels.View;
  * forward state kept for the backward pass); the loops are in {@link LayerNormKernels}.
  */
 public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
+  private static final long serialVersionUID = 1L;
 
   public LayerNormLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
     super(conf, dataType);
@@ -45,9 +46,12 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
   }
 
   /*
-   * Float rows fast path (NWC [B, T, n] or [N, n], contiguous, FLOAT: the gpt-mini training case). The forward pass
-   * works on the floats directly and keeps xhat and 1/sigma per row for the backward pass (ForwardCache), which then
-   * reads only the epsilon: no second statistics pass, no float -> double copies. Other layouts and DOUBLE take the
+   * Float rows fast path (NWC [B, T, n] or [N, n], contiguous, FLOAT: the gpt-mini training case).
+   * The forward pass
+   * works on the floats directly and keeps xhat and 1/sigma per row for the backward pass
+   * (ForwardCache), which then
+   * reads only the epsilon: no second statistics pass, no float -> double copies. Other layouts and
+   * DOUBLE take the
    * general path below (the gradient checks run there; the tests hold the two paths equal).
    */
   private record RowState(float[] xhat, float[] inv) {}

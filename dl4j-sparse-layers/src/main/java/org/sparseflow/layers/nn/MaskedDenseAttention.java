@@ -25,6 +25,7 @@ final class MaskedDenseAttention {
   record Grads(INDArray dq, INDArray dk, INDArray dv) {}
 
   /** [B*H*T, T] 0/1 keep mask. */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   static INDArray keep(BlockLayout layout, long b, DataType dt) {
     int h = layout.numHeads(), t = layout.seqLen();
     double[] m = new double[(int) (b * h * t * t)];

@@ -43,6 +43,7 @@ final class MaskedWeights {
    * The structured mask of a weight, rebuilt only when the 0/1 mask param changed (compared against
    * a private copy, so writes through any path - setMask, setParams, a loaded model - are seen).
    */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   SparseMask sparseMask(String weightKey, INDArray mask01, String pattern) {
     Cached c = masks.get(weightKey);
     if (c != null && sameContent(c.copy, mask01)) {
@@ -102,6 +103,7 @@ final class MaskedWeights {
   }
 
   /** The dense gradient buffer for this backward, or null when no dense gradient was requested. */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   INDArray denseBuffer(String weightKey, INDArray weight) {
     lastWasDense = denseRequested;
     if (!denseRequested) {

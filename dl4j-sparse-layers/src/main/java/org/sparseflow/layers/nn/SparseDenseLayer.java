@@ -27,6 +27,7 @@ import org.nd4j.linalg.learning.regularization.Regularization;
  * keep n/m).
  */
 public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearConf {
+  private static final long serialVersionUID = 1L;
 
   private String pattern = "unstructured";
   private double density = 1.0;
@@ -187,6 +188,9 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   }
 
   /** Builder in DL4J style. */
+  // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
+  // override, which gives callers the layer's own type, as an unchecked conversion on the class.
+  @SuppressWarnings("unchecked")
   public static class Builder extends FeedForwardLayer.Builder<Builder> {
     private String pattern = "unstructured";
     private double density = 1.0;

@@ -16,6 +16,7 @@ import org.nd4j.linalg.factory.Nd4j;
 
 /** Implementation of {@link SparseDenseLayer}. */
 public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements MaskedLinearLayer {
+  private static final long serialVersionUID = 1L;
 
   private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
 

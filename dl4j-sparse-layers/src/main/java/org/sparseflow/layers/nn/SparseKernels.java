@@ -83,6 +83,7 @@ final class SparseKernels {
    * Builds the structured mask of a dense 0/1 array, outside any workspace (it is cached by the
    * layer).
    */
+  @SuppressWarnings("try") // the workspace scope is entered for its side effect only
   static SparseMask maskOf(PatternSpec p, INDArray mask01, DataType dt) {
     try (MemoryWorkspace ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
       SparseMask m = p.fromDense(mask01);

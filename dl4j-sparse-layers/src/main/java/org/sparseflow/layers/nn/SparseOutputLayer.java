@@ -20,6 +20,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
  * SparseDenseLayer}.
  */
 public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearConf {
+  private static final long serialVersionUID = 1L;
 
   private String pattern = "unstructured";
   private double density = 1.0;
@@ -122,6 +123,9 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
   }
 
   /** Builder in DL4J style. */
+  // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
+  // override, which gives callers the layer's own type, as an unchecked conversion on the class.
+  @SuppressWarnings("unchecked")
   public static class Builder extends BaseOutputLayer.Builder<Builder> {
     private String pattern = "unstructured";
     private double density = 1.0;

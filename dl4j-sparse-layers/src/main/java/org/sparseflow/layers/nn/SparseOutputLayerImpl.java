@@ -15,6 +15,7 @@ import org.nd4j.linalg.lossfunctions.ILossFunction;
 /** Implementation of {@link SparseOutputLayer}. */
 public class SparseOutputLayerImpl extends BaseOutputLayer<SparseOutputLayer>
     implements MaskedLinearLayer {
+  private static final long serialVersionUID = 1L;
 
   private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
 

@@ -96,7 +96,7 @@ final class ParamTransfer {
         m.assign(mask.toDense(m.dataType()));
       }
       if (m != null) {
-        kept += m.neq(0).castTo(DataType.LONG).sumNumber().longValue();
+        kept += m.neq(0).castTo(DataType.INT64).sumNumber().longValue();
         total += m.length();
       }
     }

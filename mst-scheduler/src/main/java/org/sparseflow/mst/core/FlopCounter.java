@@ -11,11 +11,13 @@ import java.util.Map;
  *
  * <pre>
  *   linear l [in→out], tokens N, density d:   F_l = 2·N·in·out
- *     forward  F_l·d;  backward dX F_l·d;  backward dW F_l·d, or F_l (dense) on a topology-update step
+ *     forward  F_l·d;  backward dX F_l·d;  backward dW F_l·d, or F_l (dense) on a topology-update
+ * step
  *   attention layer, batch B, heads H, head dim D, context T, pattern density a (vs causal):
  *     P = a·B·H·T(T+1)/2 computed score elements;  forward 4·P·D (QKᵀ and PV) + 5·P (softmax);
  *     backward 8·P·D + 5·P
- *   dense extras per step (embeddings, norms, residuals, activations, loss): {@link #extraDensePerStep}
+ *   dense extras per step (embeddings, norms, residuals, activations, loss): {@link
+ * #extraDensePerStep}
  * </pre>
  *
  * The dense reference uses d = 1 and a = 1 (an ideal causal kernel, so sparse attention is not

@@ -1,25 +1,15 @@
 package org.sparseflow.mst.core;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
-import org.nd4j.shade.jackson.databind.SerializationFeature;
-import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.InitialMask;
-import org.sparseflow.ops.config.StrictConfigReader;
-import org.sparseflow.ops.config.StrictConfigReader.Format;
 import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
@@ -41,10 +31,6 @@ public final class MstConfig {
           "gmp",
           "static",
           "dense");
-
-  private static final String WHAT = "MST config";
-  private static final ObjectMapper JSON = mapper(new ObjectMapper());
-  private static final ObjectMapper YAML = mapper(new ObjectMapper(new YAMLFactory()));
 
   private String name = "custom";
   private String description = "";
@@ -72,14 +58,8 @@ public final class MstConfig {
 
   public MstConfig() {}
 
-  private static ObjectMapper mapper(ObjectMapper m) {
-    StrictConfigReader.strict(m);
-    m.configure(SerializationFeature.INDENT_OUTPUT, true);
-    return m;
-  }
-
   static ObjectMapper json() {
-    return JSON;
+    return MstConfigIO.JSON;
   }
 
   /**
@@ -186,59 +166,29 @@ public final class MstConfig {
     return fromJson(toJson());
   }
 
-  // ---- loading / saving ----
+  // ---- loading / saving: MstConfigIO ----
 
+  /** A shipped preset, by one of the names in {@link #PRESETS}. */
   public static MstConfig preset(String presetName) {
-    if (presetName == null || !PRESETS.contains(presetName.toLowerCase(java.util.Locale.ROOT))) {
-      throw Args.bad("preset", presetName, PRESETS.toString());
-    }
-    String res =
-        "/org/sparseflow/mst/presets/" + presetName.toLowerCase(java.util.Locale.ROOT) + ".yaml";
-    try (InputStream in = MstConfig.class.getResourceAsStream(res)) {
-      if (in == null) {
-        throw new IllegalStateException("preset resource missing from the jar: " + res);
-      }
-      JsonNode tree = StrictConfigReader.readBytes(in.readAllBytes(), res, Format.YAML, WHAT);
-      return fromTree(tree, WHAT, res, "");
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot read " + res, e);
-    }
+    return MstConfigIO.preset(presetName);
   }
 
-  /**
-   * Loads a preset name, or a .yaml/.yml/.json file path (read strictly, see {@link #fromTree}).
-   */
+  /** A preset name, or a .yaml/.yml/.json file path, read strictly. */
   public static MstConfig load(String presetOrPath) {
-    if (PRESETS.contains(presetOrPath.toLowerCase(java.util.Locale.ROOT))) {
-      return preset(presetOrPath);
-    }
-    Path file = Path.of(presetOrPath);
-    if (!Files.isRegularFile(file)) {
-      throw Args.bad(
-          "mst config", presetOrPath, "a preset " + PRESETS + " or an existing YAML/JSON file");
-    }
-    return fromTree(StrictConfigReader.readFile(file, WHAT), WHAT, presetOrPath, "");
+    return MstConfigIO.load(presetOrPath);
   }
 
   public static MstConfig fromYaml(String yaml) {
-    return fromTree(
-        StrictConfigReader.readText(yaml, "<yaml string>", Format.YAML, WHAT),
-        WHAT,
-        "<yaml string>",
-        "");
+    return MstConfigIO.fromYaml(yaml);
   }
 
   public static MstConfig fromJson(String json) {
-    return fromTree(
-        StrictConfigReader.readText(json, "<json string>", Format.JSON, WHAT),
-        WHAT,
-        "<json string>",
-        "");
+    return MstConfigIO.fromJson(json);
   }
 
   /** From the opaque {@code mst} JSON tree of a SparsityConfig. */
   public static MstConfig fromJsonTree(JsonNode node) {
-    return fromTree(node, WHAT, "<tree>", "mst");
+    return MstConfigIO.fromJsonTree(node);
   }
 
   /**
@@ -246,63 +196,25 @@ public final class MstConfig {
    * config.getMst()}), or the named preset when the section is absent.
    */
   public static MstConfig fromSparsityConfigSection(JsonNode mstSection, String presetIfAbsent) {
-    return mstSection == null || mstSection.isNull()
-        ? preset(presetIfAbsent)
-        : fromJsonTree(mstSection);
+    return MstConfigIO.fromSparsityConfigSection(mstSection, presetIfAbsent);
   }
 
-  /**
-   * Binds and validates a checked document tree (see {@code StrictConfigReader}). Errors are one
-   * line naming {@code what} and {@code source} (e.g. "Sparsity config runs/a.yaml"), the field
-   * under {@code pathPrefix} (e.g. "mst"), its value and what is allowed; unknown fields list the
-   * allowed ones.
-   */
+  /** Binds and validates a checked document tree; see {@link MstConfigIO#fromTree}. */
   public static MstConfig fromTree(JsonNode node, String what, String source, String pathPrefix) {
-    String field = pathPrefix == null || pathPrefix.isEmpty() ? "<root>" : pathPrefix;
-    if (node == null || !node.isObject()) {
-      throw new IllegalArgumentException(
-          what
-              + " "
-              + source
-              + ": field '"
-              + field
-              + "' holds "
-              + (node == null
-                  ? "nothing"
-                  : "a " + node.getNodeType().toString().toLowerCase(Locale.ROOT))
-              + "; allowed: a mapping with fields "
-              + knownFields());
-    }
-    MstConfig c = StrictConfigReader.bind(JSON, node, MstConfig.class, source, what, pathPrefix);
-    try {
-      return c.validate();
-    } catch (IllegalArgumentException e) {
-      String in = pathPrefix == null || pathPrefix.isEmpty() ? "" : "in '" + pathPrefix + "': ";
-      throw new IllegalArgumentException(what + " " + source + ": " + in + e.getMessage(), e);
-    }
+    return MstConfigIO.fromTree(node, what, source, pathPrefix);
   }
 
   /** The field names of an MST config, for error messages. */
   public static Set<String> knownFields() {
-    Set<String> names = new TreeSet<>();
-    JSON.valueToTree(new MstConfig()).fieldNames().forEachRemaining(names::add);
-    return names;
+    return MstConfigIO.knownFields();
   }
 
   public String toJson() {
-    try {
-      return JSON.writeValueAsString(this);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    return MstConfigIO.toJson(this);
   }
 
   public String toYaml() {
-    try {
-      return YAML.writeValueAsString(this);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    return MstConfigIO.toYaml(this);
   }
 
   // ---- bean accessors (enum setters take strings so bad values get a clear message) ----

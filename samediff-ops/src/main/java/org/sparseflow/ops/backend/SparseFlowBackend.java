@@ -113,7 +113,7 @@ public class SparseFlowBackend extends Nd4jBackend {
   }
 
   @Override
-  public Class getNDArrayClass() {
+  public Class<?> getNDArrayClass() {
     return delegate().getNDArrayClass();
   }
 

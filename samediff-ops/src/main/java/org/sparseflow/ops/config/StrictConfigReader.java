@@ -258,13 +258,13 @@ public final class StrictConfigReader {
                   + p.getText()
                   + "' is not supported; allowed: plain values (write the value out)");
         }
-        if (y.getCurrentAnchor() != null) {
+        if (y.getObjectId() != null) {
           throw at(
               p,
               what,
               source,
               "YAML anchor '&"
-                  + y.getCurrentAnchor()
+                  + y.getObjectId()
                   + "' is not supported; allowed: plain values (anchors and aliases are rejected)");
         }
       }

@@ -10,7 +10,8 @@ import jdk.incubator.vector.VectorSpecies;
  * r of a small tile of C and columns {@code 0 .. nv * L} (L = lanes of the preferred species),
  *
  * <pre>
- * C[cOff + r * cRs + col] += sum over s &lt; n of a[aOff + r * aRs + idx[s]] * b[bOff + s * bSs + col]
+ * C[cOff + r * cRs + col] += sum over s &lt; n of a[aOff + r * aRs + idx[s]] * b[bOff + s * bSs +
+ * col]
  * </pre>
  *
  * so A is read by scalar broadcasts through an index list (the kept rows of a block column, or the

@@ -252,9 +252,9 @@ class SparseAttentionTest {
             IllegalArgumentException.class,
             () ->
                 SparseAttention.forward(
-                    ok.castTo(DataType.INT),
-                    ok.castTo(DataType.INT),
-                    ok.castTo(DataType.INT),
+                    ok.castTo(DataType.INT32),
+                    ok.castTo(DataType.INT32),
+                    ok.castTo(DataType.INT32),
                     layout,
                     0.5));
     assertTrue(e.getMessage().contains("dataType=INT"), e.getMessage());

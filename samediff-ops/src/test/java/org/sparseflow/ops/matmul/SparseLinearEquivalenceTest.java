@@ -99,8 +99,9 @@ class SparseLinearEquivalenceTest {
     INDArray x = Nd4j.rand(DataType.FLOAT, 4, 16);
     INDArray w = Nd4j.rand(DataType.FLOAT, 16, 16);
     INDArray ref = x.mmul(w.mul(mask.toDense(DataType.FLOAT)));
-    INDArray y = SparseLinear.forward(x.castTo(DataType.HALF), w.castTo(DataType.HALF), null, mask);
-    assertEquals(DataType.HALF, y.dataType());
+    INDArray y =
+        SparseLinear.forward(x.castTo(DataType.FLOAT16), w.castTo(DataType.FLOAT16), null, mask);
+    assertEquals(DataType.FLOAT16, y.dataType());
     assertTrue(relErr(y.castTo(DataType.FLOAT), ref) < 1e-2);
   }
 

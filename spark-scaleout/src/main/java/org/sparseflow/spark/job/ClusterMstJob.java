@@ -12,6 +12,8 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.deeplearning4j.optimize.solvers.accumulation.encoding.residual.NoOpResidualPostProcessor;
+import org.deeplearning4j.optimize.solvers.accumulation.encoding.threshold.FixedThresholdAlgorithm;
 import org.deeplearning4j.spark.api.RDDTrainingApproach;
 import org.deeplearning4j.spark.api.Repartition;
 import org.deeplearning4j.spark.api.TrainingMaster;
@@ -44,6 +46,9 @@ import picocli.CommandLine.Option;
     description =
         "MST on a Spark cluster with the SparseFlow test fixture (sparse MLP, teacher data).")
 public final class ClusterMstJob implements Callable<Integer> {
+  /** Adam's initial learning rate (decaying 10x over the run) of the single-machine run. */
+  static final double LR = 3e-2;
+
   /** Printed (stdout) when a run stopped on purpose and waits to be killed. */
   public static final String WAITING_MARKER = "SPARSEFLOW-JOB waiting to be killed";
 
@@ -106,7 +111,7 @@ public final class ClusterMstJob implements Callable<Integer> {
 
   @Option(
       names = "--threshold",
-      defaultValue = "1e-2",
+      defaultValue = "5e-3",
       description =
           "gradient sharing: fixed encoding threshold; an element moves by at most this much per"
               + " step and worker, so it must be near the optimizer's step size")
@@ -154,13 +159,13 @@ public final class ClusterMstJob implements Callable<Integer> {
     out.put("workers", workers);
     out.put("applicationId", sc.sc().applicationId());
     if (reference) {
-      double ref = TeacherMlp.singleMachine(network(), cfg, train, workers).score(validation);
+      double ref = TeacherMlp.singleMachine(network(LR), cfg, train, workers).score(validation);
       out.put("referenceLoss", ref);
     }
     SparkMstTrainer trainer =
         resume != null
             ? SparkMstTrainer.resume(sc, resume, masters(), workers).checkpoint(resume, 1)
-            : new SparkMstTrainer(sc, network(), cfg, masters(), workers);
+            : new SparkMstTrainer(sc, network(clusterLr()), cfg, masters(), workers);
     out.put("firstInterval", (int) (trainer.state().getStep() / deltaT));
     out.put("initialLoss", trainer.network().score(validation));
     trainer.fit(rdd);
@@ -176,7 +181,7 @@ public final class ClusterMstJob implements Callable<Integer> {
     }
     if (killTestCheckpoint != null) {
       SparkMstTrainer first =
-          new SparkMstTrainer(sc, network(), cfg, masters(), workers)
+          new SparkMstTrainer(sc, network(clusterLr()), cfg, masters(), workers)
               .checkpoint(killTestCheckpoint, 1)
               .stopAfterIntervals(stopAfter);
       first.fit(rdd);
@@ -187,8 +192,17 @@ public final class ClusterMstJob implements Callable<Integer> {
     return 0;
   }
 
-  private MultiLayerNetwork network() {
-    IUpdater adam = TeacherMlp.decayingAdam(3e-2, (long) deltaT * intervals);
+  /**
+   * Gradient sharing applies every worker's update on every worker, i.e. the sum of the workers'
+   * steps, where parameter averaging and the single machine take their mean; dividing the learning
+   * rate by the number of workers makes them take the same step.
+   */
+  private double clusterLr() {
+    return mode == Mode.GRAD_SHARE ? LR / workers : LR;
+  }
+
+  private MultiLayerNetwork network(double lr) {
+    IUpdater adam = TeacherMlp.decayingAdam(lr, (long) deltaT * intervals);
     return TeacherMlp.sparseMlp(seed, adam);
   }
 
@@ -256,6 +270,12 @@ public final class ClusterMstJob implements Callable<Integer> {
           .workersPerNode(1)
           .rddTrainingApproach(RDDTrainingApproach.Direct)
           .repartitioner(new NoOpRepartitioner())
+          // DL4J's defaults are an adaptive threshold starting at 1e-4 and residuals clipped to 5x
+          // the threshold every 5 steps: with Adam steps of ~1e-2 that clipping throws away nearly
+          // all of each update, and the workers barely move. A fixed threshold near the step size,
+          // and residuals kept until they are sent, transmit the whole update.
+          .thresholdAlgorithm(new FixedThresholdAlgorithm(t))
+          .residualPostProcessor(new NoOpResidualPostProcessor())
           .rngSeed(rng)
           .build();
     };

@@ -1,0 +1,169 @@
+package org.sparseflow.ops.attention;
+
+/**
+ * The backward kernel of {@link SparseAttention} for one (batch, head): {@code dP = dO V^T}, {@code
+ * dS = P (dP - rowsum(dO * O))}, {@code dQ = scale dS K}, {@code dK = scale dS^T Q}, {@code dV =
+ * P^T dO} on the kept tiles, recomputing {@code P} from the stored log-sum-exp.
+ */
+final class AttentionBackwardKernel {
+  private AttentionBackwardKernel() {}
+
+  static void backwardHead(
+      AttentionGeometry g,
+      BlockLayout layout,
+      double scale,
+      int bh,
+      AttentionOperands o,
+      long doAddr,
+      double[] lseAll,
+      double[] diAll,
+      double[] oa,
+      double[] doa,
+      long[] gradAddr) {
+    final int b = g.block;
+    final int d = g.headDim;
+    final int T = g.seqLen;
+    final int head = layout.layoutHead(bh % g.heads);
+    final long base = (long) bh * T;
+    final int nb = T / b;
+    final NativeGemm blas = NativeGemm.of(g.type);
+    final long dqAddr = gradAddr[0];
+    final long dkAddr = gradAddr[1];
+    final long dvAddr = gradAddr[2];
+    // element-wise contributions of the extra keys for this (batch, head) slice
+    double[] dqX = null;
+    double[] dkX = null;
+    double[] dvX = null;
+    int maxKeys = 0;
+    for (int qb = 0; qb < nb; qb++) {
+      maxKeys = Math.max(maxKeys, layout.keyBlocksNoCopy(head, qb).length * b);
+    }
+    try (NativeGemm.Scratch st = blas.scratch((long) maxKeys * b);
+        NativeGemm.Scratch dpt = blas.scratch((long) maxKeys * b)) {
+      for (int qb = 0; qb < nb; qb++) {
+        int[] kb = layout.keyBlocksNoCopy(head, qb);
+        int[] runs = AttentionForwardKernel.runs(kb);
+        int nk = kb.length * b;
+        long qRow = base + (long) qb * b;
+        long qAt = blas.at(o.qAddr, qRow * d);
+        long doAt = blas.at(doAddr, qRow * d);
+        int off = 0;
+        for (int r = 0; r < runs.length; r += 2) {
+          int len = runs[r + 1] * b;
+          long kRow = base + (long) runs[r] * b;
+          // S^T[run] = scale K_run Q_I^T ; dP^T[run] = V_run dO_I^T
+          blas.gemm(
+              false,
+              true,
+              len,
+              b,
+              d,
+              scale,
+              blas.at(o.kAddr, kRow * d),
+              d,
+              qAt,
+              d,
+              0.0,
+              st.at((long) off * b),
+              b);
+          blas.gemm(
+              false,
+              true,
+              len,
+              b,
+              d,
+              1.0,
+              blas.at(o.vAddr, kRow * d),
+              d,
+              doAt,
+              d,
+              0.0,
+              dpt.at((long) off * b),
+              b);
+          off += len;
+        }
+        double[] p = st.read(nk * b);
+        double[] ds = dpt.read(nk * b);
+        int diagOff = nk - b;
+        for (int t = 0; t < b; t++) {
+          int i = qb * b + t;
+          int row = (int) (base + i);
+          double lseI = lseAll[row];
+          double di = diAll[row]; // rowsum(dO * O)
+          for (int c = 0; c < nk; c++) {
+            int idx = c * b + t;
+            boolean masked = c >= diagOff && (c - diagOff) > t;
+            double pv = masked ? 0.0 : Math.exp(p[idx] - lseI);
+            p[idx] = pv;
+            ds[idx] = pv * (ds[idx] - di);
+          }
+          int[] ex = o.qa == null ? null : layout.otherExtrasNoCopy(head, i);
+          if (ex != null && ex.length > 0) {
+            if (dqX == null) {
+              dqX = new double[T * d];
+              dkX = new double[T * d];
+              dvX = new double[T * d];
+            }
+            int qo = row * d;
+            for (int e = 0; e < ex.length; e++) {
+              int ko = (int) ((base + ex[e]) * d);
+              int lo = ex[e] * d;
+              double pe = Math.exp(StridedAttention.dot(o.qa, qo, o.ka, ko, d) * scale - lseI);
+              double dse = pe * (StridedAttention.dot(doa, qo, o.va, ko, d) - di) * scale;
+              StridedAttention.axpy(dse, o.ka, ko, dqX, i * d, d);
+              StridedAttention.axpy(dse, o.qa, qo, dkX, lo, d);
+              StridedAttention.axpy(pe, doa, qo, dvX, lo, d);
+            }
+          }
+        }
+        st.write(p, nk * b);
+        dpt.write(ds, nk * b);
+        long dqAt = blas.at(dqAddr, qRow * d);
+        off = 0;
+        for (int r = 0; r < runs.length; r += 2) {
+          int len = runs[r + 1] * b;
+          long kRow = base + (long) runs[r] * b;
+          long dsRun = dpt.at((long) off * b);
+          // dQ_I (+)= scale dS_run K_run ; dK_run += scale dS_run^T Q_I ; dV_run += P_run^T dO_I
+          blas.gemm(
+              true,
+              false,
+              b,
+              d,
+              len,
+              scale,
+              dsRun,
+              b,
+              blas.at(o.kAddr, kRow * d),
+              d,
+              r == 0 ? 0.0 : 1.0,
+              dqAt,
+              d);
+          blas.gemm(
+              false, false, len, d, b, scale, dsRun, b, qAt, d, 1.0, blas.at(dkAddr, kRow * d), d);
+          blas.gemm(
+              false,
+              false,
+              len,
+              d,
+              b,
+              1.0,
+              st.at((long) off * b),
+              b,
+              doAt,
+              d,
+              1.0,
+              blas.at(dvAddr, kRow * d),
+              d);
+          off += len;
+        }
+      }
+    }
+    StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
+    if (dqX != null) {
+      blas.addInto(blas.at(dqAddr, base * d), dqX, T * d);
+      blas.addInto(blas.at(dkAddr, base * d), dkX, T * d);
+      blas.addInto(blas.at(dvAddr, base * d), dvX, T * d);
+    }
+  }
+}
