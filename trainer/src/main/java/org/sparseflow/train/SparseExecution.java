@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,9 +23,9 @@ import org.sparseflow.ops.pattern.PatternSpec;
  * MST that executes its sparsity on a SameDiff model: before training, the graph's attention/MLP
  * matmuls become SparseFlow sparse matmul ops and its causal attention the sparse attention op
  * ({@link Sparsify#apply}); {@code MstListener} then drives their masks, block layouts, dense-dW
- * switch and attention pattern. Chosen over the ComputationGraph GPT by measurement (see
- * docs/experiments/mst-samediff.md): the rewritten SameDiff graph is the model {@code train} and
- * {@code compare} already checkpoint, resume and sample from.
+ * switch and attention pattern. By step time alone the ComputationGraph GPT is the faster sparse
+ * path at gpt-mini (docs/experiments/mst-samediff.md); the command line stays on the SameDiff model
+ * because its checkpoints, resume, sampling and simulation are built around it.
  */
 final class SparseExecution {
   private static final Logger LOG = LoggerFactory.getLogger(SparseExecution.class);
@@ -63,7 +64,7 @@ final class SparseExecution {
     }
     Map<String, INDArray> before = new LinkedHashMap<>();
     sd.variables().stream()
-        .filter(v -> v.getArr() != null && v.getVariableType().name().equals("VARIABLE"))
+        .filter(v -> v.getArr() != null && v.getVariableType() == VariableType.VARIABLE)
         .forEach(v -> before.put(v.name(), v.getArr().dup()));
     SparsifyReport report = Sparsify.apply(sc, sd).report();
     for (Map.Entry<String, INDArray> e : before.entrySet()) {

@@ -1,6 +1,7 @@
 package org.sparseflow.bench.mst;
 
 import java.nio.file.Files;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.nd4j.autodiff.samediff.SameDiff;
@@ -48,7 +49,7 @@ final class SameDiffMstRun {
     SameDiff sd = SameDiffGpt.build(gpt, adam.clone());
     boolean sparseOps = executeSparse && !variant.equals("dense");
     if (sparseOps) {
-      Map<String, INDArray> init = new java.util.HashMap<>();
+      Map<String, INDArray> init = new HashMap<>();
       for (var v : sd.variables()) {
         if (v.getVariableType() == VariableType.VARIABLE && v.getArr() != null) {
           init.put(v.name(), v.getArr().dup());

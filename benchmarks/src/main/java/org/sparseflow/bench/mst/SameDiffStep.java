@@ -1,5 +1,6 @@
 package org.sparseflow.bench.mst;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SameDiff;
@@ -48,8 +49,7 @@ final class SameDiffStep {
 
   /** CPU time of this process, all threads (0 where the JVM cannot tell). */
   static long processCpuNanos() {
-    return ManagementFactory.getOperatingSystemMXBean()
-            instanceof com.sun.management.OperatingSystemMXBean os
+    return ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os
         ? os.getProcessCpuTime()
         : 0L;
   }
