@@ -231,10 +231,10 @@ public final class MstBenchmark {
   }
 
   private void run() throws Exception {
-    TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip);
+    Corpus corpus = corpus(corpusFile);
+    TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip, corpus.sha256());
     MstConfig base = MstConfig.load(mstConfig);
     Files.createDirectories(out);
-    Corpus corpus = corpus(corpusFile);
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     int[] tokens = tok.encode(corpus.text());
     System.out.println("corpus: " + corpus.source() + " sha256=" + corpus.sha256());

@@ -84,6 +84,15 @@ class GraphMstBenchmarkTest {
     assertTrue(
         e.getMessage().contains("grad_clip=1.0") && e.getMessage().contains("grad_clip=0.0"),
         e.getMessage());
+    // a baseline trained on another corpus is refused
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                DenseBaseline.read(
+                    file, new DenseBaseline.TrainSettings(2000, 2e-3, "none", 1.0, "abc123")));
+    assertTrue(
+        e.getMessage().contains("sha256") && e.getMessage().contains("abc123"), e.getMessage());
   }
 
   @Test
