@@ -47,7 +47,7 @@ public final class CompareCommand implements Callable<Integer> {
       names = "--sparsity",
       paramLabel = "<preset|file.yaml>",
       description = "Sparse side of the comparison (default: ${DEFAULT-VALUE}).")
-  String sparsity = "mst";
+  String sparsity = "mst-gpt-mini-block16";
 
   @Option(
       names = "--steps",

@@ -42,11 +42,19 @@ class CompareEndToEndTest {
     assertTrue(
         r.out().matches("(?s).*\\n\\s*run\\s+val loss\\s+train loss\\s+training FLOPs.*"), r.out());
     assertTrue(r.out().contains("\ndense "), r.out());
-    assertTrue(r.out().contains("\nmst "), r.out());
+    // the default sparse side: MST with 16x16 blocks, executed by the sparse SameDiff ops
+    assertTrue(r.out().contains("\nmst-gpt-mini-block16 "), r.out());
+    assertTrue(
+        r.out()
+            .matches(
+                "(?s).*RESULT compare mst-gpt-mini-block16 steps=12 val_loss=\\S+"
+                    + " dense_val_loss=\\S+ loss_gap_pct=\\S+ flop_reduction=\\S+"
+                    + " wall_speedup=\\S+ reaches_dense_val_loss_at_step=\\S+.*"),
+        r.out());
     assertTrue(r.out().contains("SIMULATED"), r.out());
 
     assertTrue(Files.size(out.resolve("val_loss_vs_flops.png")) > 1000);
-    for (String run : new String[] {"dense", "mst"}) {
+    for (String run : new String[] {"dense", "mst-gpt-mini-block16"}) {
       Path dir = out.resolve(run);
       for (String f :
           new String[] {
@@ -64,7 +72,7 @@ class CompareEndToEndTest {
     JsonNode dense = cmp.get("runs").get(0);
     JsonNode mst = cmp.get("runs").get(1);
     assertEquals("dense", dense.get("name").asText());
-    assertEquals("mst", mst.get("name").asText());
+    assertEquals("mst-gpt-mini-block16", mst.get("name").asText());
     assertEquals(1.0, dense.get("final_density").asDouble(), 1e-12);
     assertTrue(
         mst.get("final_density").asDouble() < 0.9, "MST density " + mst.get("final_density"));

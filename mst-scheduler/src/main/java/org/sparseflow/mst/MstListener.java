@@ -221,7 +221,9 @@ public final class MstListener implements TrainingListener, Listener {
 
   @Override
   public void iterationStart(SameDiff sd, At at, MultiDataSet data, long etlTimeMs) {
-    sameDiff.bind(sd);
+    long t0 = System.nanoTime();
+    sameDiff.iterationStart(sd);
+    overheadNanos += System.nanoTime() - t0;
   }
 
   @Override

@@ -36,6 +36,7 @@ final class SameDiffAdapter {
   private final Map<String, float[]> capturedGrads = new HashMap<>();
   private Map<String, INDArray> masks;
   private SameDiff attached;
+  private SameDiffSparseOps sparseOps;
   private boolean warnedNoUpdaters;
 
   SameDiffAdapter(MstListener owner, UpdateScaler scaler) {
@@ -51,8 +52,12 @@ final class SameDiffAdapter {
 
   void bind(SameDiff sd) {
     if (masks != null) {
+      sparseOps.refresh();
       return;
     }
+    // the graph holding the SparseFlow ops: the one the listener was added to (sd may be
+    // SameDiff's gradient function)
+    sparseOps = SameDiffSparseOps.of(attached != null ? attached : sd);
     masks = new LinkedHashMap<>();
     Map<String, float[]> w = new LinkedHashMap<>();
     for (SDVariable v : sd.variables()) {
@@ -66,16 +71,42 @@ final class SameDiffAdapter {
       }
     }
     owner.initializeOrRestore(w);
+    int sparse = 0;
     for (String name : w.keySet()) {
       INDArray a = sd.getArrForVarName(name);
       LayerMask m = core.masks().get(name);
       INDArray mask = toArray(m.toElementMask(), m.rows(), m.cols(), a.dataType());
       masks.put(name, mask);
       a.muli(mask);
+      if (sparseOps.hasWeight(name)) {
+        sparseOps.checkPattern(name, m.pattern());
+        sparseOps.setMask(name, m, mask);
+        sparse++;
+      }
     }
+    sparseOps.setDenseWeightGrad(core.needsDenseGradient(core.step()));
+    if (!owner.hasAttentionApplier() && sparseOps.attentionLayers() > 0) {
+      owner.attention(sparseOps.attentionLayers(), sparseOps::setPattern);
+    }
+    sparseOps.refresh();
     LOG.info(
-        "MST bound {} SameDiff variables: {}", masks.size(), core.snapshotRecord().layerDensity);
+        "MST bound {} SameDiff variables ({} on sparse matmul ops, {} sparse attention ops): {}",
+        masks.size(),
+        sparse,
+        sparseOps.attentionLayers(),
+        core.snapshotRecord().layerDensity);
     owner.applyAttention();
+  }
+
+  /** Before step core.step(): the dense weight gradient only on steps whose growth needs it. */
+  void iterationStart(SameDiff sd) {
+    bind(sd);
+    sparseOps.setDenseWeightGrad(core.needsDenseGradient(core.step()));
+  }
+
+  /** The SparseFlow ops driven by this adapter (null before the first bind). */
+  SameDiffSparseOps sparseOps() {
+    return sparseOps;
   }
 
   void opExecution(SameDiffOp op, INDArray[] outputs) {
@@ -139,6 +170,9 @@ final class SameDiffAdapter {
             .assign(toArray(r.mask.toElementMask(), r.mask.rows(), r.mask.cols(), a.dataType()));
         INDArray keep = changedKeep(r, a.dataType());
         a.muli(keep).muli(e.getValue());
+        if (sparseOps.hasWeight(e.getKey())) {
+          sparseOps.setMask(e.getKey(), r.mask, e.getValue());
+        }
         GradientUpdater<?> gu = updaters == null ? null : updaters.get(e.getKey());
         if (gu != null && gu.getState() != null) {
           for (INDArray s : gu.getState().values()) {

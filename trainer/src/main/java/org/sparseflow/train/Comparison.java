@@ -31,7 +31,7 @@ public final class Comparison implements Stoppable {
   public static final class Options {
     public String model = "gpt-mini";
     public String corpus;
-    public String sparsity = "mst";
+    public String sparsity = "mst-gpt-mini-block16";
     public int steps = DEFAULT_STEPS;
     public long seed = 42;
     public int batchSize = 16;
@@ -163,6 +163,9 @@ public final class Comparison implements Stoppable {
     for (Row row : rows) {
       metrics.put(row.name(), MetricsLog.read(row.result().runDir().resolve("metrics.jsonl")));
     }
+    for (String line : CompareResults.lines(rows, metrics)) {
+      out.println(line);
+    }
     Path chart = dir.resolve("val_loss_vs_flops.png");
     Plots.compareChart(chart, metrics);
     out.println("plot: " + chart);
@@ -190,7 +193,11 @@ public final class Comparison implements Stoppable {
 
   private void printTable(List<Row> rows) {
     Trainer.Result dense = rows.get(0).result();
-    String fmt = "%-10s %10s %10s %16s %11s %10s %9s%n";
+    int width = 10;
+    for (Row row : rows) {
+      width = Math.max(width, row.name().length());
+    }
+    String fmt = "%-" + width + "s %10s %10s %16s %11s %10s %9s%n";
     out.println();
     out.printf(
         Locale.ROOT,

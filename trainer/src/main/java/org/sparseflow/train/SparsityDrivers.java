@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.mst.core.MstConfig;
@@ -67,7 +68,10 @@ public final class SparsityDrivers {
     return new Resolved() {
       @Override
       public Applied apply(TrainableModel model, TrainConfig c) {
-        return new Applied(model, new MstDriver(mst, label));
+        // a SameDiff model is rewritten into SparseFlow ops, so MST's sparsity saves time
+        MstConfig effective =
+            model.unwrap() instanceof SameDiff sd ? SparseExecution.rewrite(sd, mst) : mst;
+        return new Applied(model, new MstDriver(effective, label));
       }
 
       @Override

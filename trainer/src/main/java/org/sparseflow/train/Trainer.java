@@ -142,7 +142,9 @@ public final class Trainer implements Stoppable {
       while (state.step < c.steps && !stopRequested) {
         long step = state.step;
         Nd4j.getRandom().setSeed(c.seed * 1_000_003L + step);
+        long fitStart = System.nanoTime();
         double loss = model.fit(sampler.windows(step));
+        double stepSeconds = (System.nanoTime() - fitStart) / 1e9;
         if (!Double.isFinite(loss)) {
           throw new IllegalStateException(
               "training diverged at step "
@@ -171,6 +173,7 @@ public final class Trainer implements Stoppable {
         rec.put("density", driver.density());
         rec.put("flops", state.cumulativeFlops);
         rec.put("elapsed_s", state.elapsedSeconds);
+        rec.put("step_s", stepSeconds); // the training step alone (no evaluation, no checkpoint)
         rec.putAll(driver.stepMetrics());
         metrics.append(rec);
         bar.update(

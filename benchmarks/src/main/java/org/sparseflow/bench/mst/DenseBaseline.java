@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
+import org.sparseflow.examples.data.Corpus;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.train.AtomicFiles;
 import org.sparseflow.train.Json;
@@ -23,7 +24,13 @@ final class DenseBaseline {
   /**
    * The training settings a reused dense baseline must share with the MST runs it is compared with.
    */
-  record TrainSettings(int steps, double lr, String lrDecay, double gradClip) {}
+  record TrainSettings(int steps, double lr, String lrDecay, double gradClip, String corpusSha256) {
+
+    /** Settings on the bundled corpus. */
+    TrainSettings(int steps, double lr, String lrDecay, double gradClip) {
+      this(steps, lr, lrDecay, gradClip, Corpus.bundled().sha256());
+    }
+  }
 
   private DenseBaseline() {}
 
@@ -34,6 +41,7 @@ final class DenseBaseline {
         .put("lr", t.lr())
         .put("lrDecay", t.lrDecay())
         .put("gradClip", t.gradClip())
+        .put("corpusSha256", t.corpusSha256())
         .put("evalPoints", evalPoints)
         .put("seed", MstVariants.SEED)
         .put("batch", MstVariants.BATCH)
@@ -80,6 +88,19 @@ final class DenseBaseline {
         n.has("lrDecay") ? n.get("lrDecay").asText() : "none"; // files before --lr-decay: constant
     double clip =
         n.has("gradClip") ? n.get("gradClip").asDouble() : 0.0; // files before --grad-clip: off
+    // files written before --corpus: the bundled corpus
+    String corpus =
+        n.has("corpusSha256") ? n.get("corpusSha256").asText() : Corpus.bundled().sha256();
+    if (!corpus.equals(t.corpusSha256())) {
+      throw new IllegalArgumentException(
+          "--reuse-dense: "
+              + file
+              + " was trained on a corpus with sha256 "
+              + corpus
+              + "; this run's --corpus has sha256 "
+              + t.corpusSha256()
+              + "; allowed: the same corpus (or a new --out)");
+    }
     if (n.get("steps").asInt() != t.steps()
         || n.get("lr").asDouble() != t.lr()
         || !decay.equals(t.lrDecay())

@@ -1,5 +1,6 @@
 package org.sparseflow.bench.mst;
 
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -31,11 +32,12 @@ import picocli.CommandLine.Option;
  *   java -jar benchmarks/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity
  * 0.885]
  *        [--attention local:16] [--variants dense,block16] [--format nwc|ncw]
+ *        [--model graph|samediff]
  * </pre>
  *
- * Prints {@code RESULT graph-step <variant> median_ms=... min_ms=...} (the first 3 steps are
- * warm-up and excluded) and, with both variants, {@code RESULT graph-step speedup median=...
- * min=...}.
+ * Prints {@code RESULT graph-step <variant> model=... median_ms=... min_ms=... cpu_median_ms=...}
+ * (process CPU time, all threads; the first 3 steps are warm-up and excluded) and, with both
+ * variants, {@code RESULT graph-step speedup model=... median=... min=...}.
  */
 @Command(
     name = "graph-step",
@@ -63,6 +65,28 @@ public final class GraphStepBenchmark {
   String formatName = ComputationGraphGpt.DEFAULT_FORMAT.name().toLowerCase(Locale.ROOT);
 
   @Option(
+      names = "--model",
+      paramLabel = "graph|samediff",
+      description =
+          "graph (default): ComputationGraphGpt on the sparse layers; samediff: SameDiffGpt,"
+              + " rewritten by Sparsify.apply into sparse matmul/attention ops")
+  String model = "graph";
+
+  @Option(
+      names = "--cached-layouts",
+      description =
+          "samediff only: masks and cached block layouts from a fixed-mask MstListener instead of"
+              + " each op reading its mask input per call")
+  boolean cachedLayouts;
+
+  @Option(
+      names = "--op-profile",
+      description =
+          "samediff only: print the CPU time of each op type per step (OP lines; run with"
+              + " -Dsparseflow.threads=1 and OMP_NUM_THREADS=1)")
+  boolean opProfile;
+
+  @Option(
       names = {"-h", "--help"},
       usageHelp = true,
       description = "print this help")
@@ -87,6 +111,10 @@ public final class GraphStepBenchmark {
       throw new IllegalArgumentException(
           "--sparsity = " + sparsity + " is not allowed; allowed: (0, 1)");
     }
+    if (!model.equals("graph") && !model.equals("samediff")) {
+      throw new IllegalArgumentException(
+          "--model = " + model + " is not allowed; allowed: graph, samediff");
+    }
     for (String v : variants) {
       if (!v.equals("dense") && !v.equals("block16")) {
         throw new IllegalArgumentException(
@@ -95,29 +123,55 @@ public final class GraphStepBenchmark {
     }
     double[] medians = new double[2];
     double[] mins = new double[2];
+    double[] cpuMedians = new double[2];
+    OpProfile profile = null;
     for (String v : variants) {
-      double[] ms = run(v, steps, sparsity, attention, format);
-      double[] tail = Arrays.copyOfRange(ms, 3, ms.length);
+      double[][] t =
+          model.equals("samediff")
+              ? SameDiffStep.run(
+                  v, steps, sparsity, attention, cachedLayouts, profile = newProfile())
+              : run(v, steps, sparsity, attention, format);
+      double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
+      double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
       Arrays.sort(tail);
+      Arrays.sort(cpuTail);
       int k = v.equals("dense") ? 0 : 1;
+      if (profile != null) {
+        for (String line : profile.report(steps - 3, 14)) {
+          System.out.println(line.replaceFirst("^OP ", "OP " + v + " "));
+        }
+      }
       medians[k] = tail[tail.length / 2];
       mins[k] = tail[0];
+      cpuMedians[k] = cpuTail[cpuTail.length / 2];
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step %s steps=%d median_ms=%.1f min_ms=%.1f%s threads=%s%n",
+          "RESULT graph-step %s model=%s steps=%d median_ms=%.1f min_ms=%.1f cpu_median_ms=%.1f%s"
+              + " threads=%s load=%.2f%n",
           v,
+          model,
           steps,
           medians[k],
           mins[k],
-          v.equals("dense") ? "" : " sparsity=" + sparsity + " attention=" + attention,
-          System.getenv("OMP_NUM_THREADS") + " format=" + format);
+          cpuMedians[k],
+          v.equals("dense")
+              ? ""
+              : " sparsity="
+                  + sparsity
+                  + " attention="
+                  + attention
+                  + (cachedLayouts ? " layouts=cached" : ""),
+          System.getenv("OMP_NUM_THREADS") + " format=" + format,
+          ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
     if (variants.size() == 2) {
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step speedup median=%.2f min=%.2f%n",
+          "RESULT graph-step speedup model=%s median=%.2f min=%.2f cpu_median=%.2f%n",
+          model,
           medians[0] / medians[1],
-          mins[0] / mins[1]);
+          mins[0] / mins[1],
+          cpuMedians[0] / cpuMedians[1]);
     }
   }
 
@@ -131,8 +185,16 @@ public final class GraphStepBenchmark {
     };
   }
 
-  /** Per-step wall time (ms) of {@code steps} training steps of one variant. */
-  static double[] run(
+  private OpProfile newProfile() {
+    return opProfile ? new OpProfile() : null;
+  }
+
+  private static long processCpuNanos() {
+    return SameDiffStep.processCpuNanos();
+  }
+
+  /** Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant. */
+  static double[][] run(
       String variant, int steps, double sparsity, String attention, RNNFormat format)
       throws Exception {
     Corpus corpus = Corpus.bundled();
@@ -160,12 +222,15 @@ public final class GraphStepBenchmark {
     BatchSampler sampler =
         new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     double[] ms = new double[steps];
+    double[] cpu = new double[steps];
     for (int s = 0; s < steps; s++) {
       MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);
       long t0 = System.nanoTime();
+      long c0 = processCpuNanos();
       net.fit(ds);
       ms[s] = (System.nanoTime() - t0) / 1e6;
+      cpu[s] = (processCpuNanos() - c0) / 1e6;
     }
-    return ms;
+    return new double[][] {ms, cpu};
   }
 }

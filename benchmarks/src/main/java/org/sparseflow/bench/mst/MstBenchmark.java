@@ -104,7 +104,16 @@ public final class MstBenchmark {
   @Option(names = "--wait-dense", description = "as --reuse-dense, waiting for the file")
   boolean waitDense;
 
-  @Option(names = "--model", paramLabel = "samediff|graph", description = "the GPT (see below)")
+  @Option(
+      names = "--corpus",
+      paramLabel = "FILE",
+      description = "UTF-8 text to train and validate on (default: the bundled Moby-Dick)")
+  String corpusFile;
+
+  @Option(
+      names = "--model",
+      paramLabel = "samediff|samediff-sparse|graph",
+      description = "the GPT (see below)")
   String model = "samediff";
 
   @Option(
@@ -135,6 +144,8 @@ public final class MstBenchmark {
         "                    (wall-clock savings are real)",
         "  --model samediff  (default) SameDiff GPT with masked dense matmuls",
         "                    (FLOPs counted only)",
+        "  --model samediff-sparse  the SameDiff GPT rewritten by Sparsify.apply into",
+        "                    sparse matmul/attention ops driven by MST (dense: stock graph)",
         "  --mst-config      an MST preset or a YAML/JSON file; presets:",
         "                    " + String.join(", ", MstConfig.PRESETS),
         "Prints RESULT mst <variant> steps=.. val_loss=.. dense_val_loss=..",
@@ -160,11 +171,12 @@ public final class MstBenchmark {
     if (steps < 10) {
       throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
     }
-    if (!model.equals("samediff") && !graph()) {
+    if (!model.equals("samediff") && !model.equals("samediff-sparse") && !graph()) {
       throw new IllegalArgumentException(
           "--model = "
               + model
-              + " is unknown; allowed: samediff (SameDiffGpt, masked dense matmuls), graph"
+              + " is unknown; allowed: samediff (SameDiffGpt, masked dense matmuls),"
+              + " samediff-sparse (SameDiffGpt rewritten into sparse ops that MST drives), graph"
               + " (ComputationGraphGpt on the plugin's block-sparse layers and attention)");
     }
     if (evalPoints < 1) {
@@ -202,13 +214,30 @@ public final class MstBenchmark {
     }
   }
 
+  /** The bundled corpus, or a UTF-8 text file (validated before anything is trained). */
+  static Corpus corpus(String file) {
+    if (file == null) {
+      return Corpus.bundled();
+    }
+    if (!Files.isRegularFile(Path.of(file))) {
+      throw new IllegalArgumentException(
+          "--corpus = " + file + " is not a readable file; allowed: a UTF-8 text file");
+    }
+    try {
+      return Corpus.resolve(file);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("--corpus = " + file + ": " + e.getMessage(), e);
+    }
+  }
+
   private void run() throws Exception {
-    TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip);
+    Corpus corpus = corpus(corpusFile);
+    TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip, corpus.sha256());
     MstConfig base = MstConfig.load(mstConfig);
     Files.createDirectories(out);
-    Corpus corpus = Corpus.bundled();
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     int[] tokens = tok.encode(corpus.text());
+    System.out.println("corpus: " + corpus.source() + " sha256=" + corpus.sha256());
     TokenSplit split =
         TokenSplit.of(tokens, TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
     GptConfig gpt = MstVariants.gptMini(tok.vocabSize());
@@ -282,7 +311,7 @@ public final class MstBenchmark {
       MstRun r =
           graph()
               ? GraphMstRun.train(v, setup, adam, gradClip)
-              : SameDiffMstRun.train(v, setup, adam);
+              : SameDiffMstRun.train(v, setup, adam, model.equals("samediff-sparse"));
       runs.put(v, r);
       if (v.equals("dense")) {
         DenseBaseline.write(denseFile, r, settings, evalPoints);

@@ -1,10 +1,12 @@
 package org.sparseflow.bench.mst;
 
 import java.nio.file.Files;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.TrainingConfig;
+import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
@@ -14,6 +16,7 @@ import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.Batches;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.mst.MstListener;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.UpdateRecord;
@@ -30,9 +33,32 @@ final class SameDiffMstRun {
   private SameDiffMstRun() {}
 
   static MstRun train(String variant, RunSetup setup, IUpdater adam) throws Exception {
+    return train(variant, setup, adam, false);
+  }
+
+  /**
+   * As {@link #train(String, RunSetup, IUpdater)}; with {@code executeSparse} an MST variant's
+   * graph is first rewritten by {@code Sparsify.apply} into SparseFlow's sparse matmul and sparse
+   * attention ops (the variant's pattern; weights restored after the rewrite), which the listener
+   * then drives: masks, block layouts, dense dW on growth steps and the attention pattern.
+   */
+  static MstRun train(String variant, RunSetup setup, IUpdater adam, boolean executeSparse)
+      throws Exception {
     GptConfig gpt = setup.gpt();
     int steps = setup.steps();
     SameDiff sd = SameDiffGpt.build(gpt, adam.clone());
+    boolean sparseOps = executeSparse && !variant.equals("dense");
+    if (sparseOps) {
+      Map<String, INDArray> init = new HashMap<>();
+      for (var v : sd.variables()) {
+        if (v.getVariableType() == VariableType.VARIABLE && v.getArr() != null) {
+          init.put(v.name(), v.getArr().dup());
+        }
+      }
+      Sparsify.apply(
+          SameDiffStep.sparsity(variant, 0.5, "local:" + MstVariants.ATTENTION_BLOCK), sd);
+      init.forEach((k, a) -> sd.getArrForVarName(k).assign(a));
+    }
     sd.setTrainingConfig(
         TrainingConfig.builder()
             .updater(adam.clone())
@@ -44,15 +70,18 @@ final class SameDiffMstRun {
     INDArray causal = sd.getArrForVarName("causal_bias");
     MstListener mst =
         new MstListener(cfg)
-            .flopCounter(MstVariants.flopCounter(gpt, false), Map.of(), gpt.context())
-            // SameDiffGpt shares one causal bias across layers: layer 0's pattern is applied to all
-            .attention(
-                gpt.layers(),
-                (layer, pattern) -> {
-                  if (layer == 0) {
-                    causal.assign(patternBias(pattern, gpt.context()));
-                  }
-                });
+            .flopCounter(MstVariants.flopCounter(gpt, false), Map.of(), gpt.context());
+    if (!sparseOps) {
+      // SameDiffGpt shares one causal bias across layers: layer 0's pattern is applied to all
+      // (on sparse attention ops the listener sets each op's pattern itself)
+      mst.attention(
+          gpt.layers(),
+          (layer, pattern) -> {
+            if (layer == 0) {
+              causal.assign(patternBias(pattern, gpt.context()));
+            }
+          });
+    }
     List<UpdateRecord> records;
     BatchSampler sampler =
         new BatchSampler(setup.split().train(), MstVariants.BATCH, gpt.context(), MstVariants.SEED);

@@ -84,6 +84,46 @@ class GraphMstBenchmarkTest {
     assertTrue(
         e.getMessage().contains("grad_clip=1.0") && e.getMessage().contains("grad_clip=0.0"),
         e.getMessage());
+    // a baseline trained on another corpus is refused
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                DenseBaseline.read(
+                    file, new DenseBaseline.TrainSettings(2000, 2e-3, "none", 1.0, "abc123")));
+    assertTrue(
+        e.getMessage().contains("sha256") && e.getMessage().contains("abc123"), e.getMessage());
+  }
+
+  @Test
+  void corpusAndModelOptionsAreChecked(@TempDir Path dir) throws Exception {
+    Path missing = dir.resolve("missing.txt");
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> MstBenchmark.main(new String[] {"--corpus", missing.toString(), "--flops-only"}));
+    assertTrue(
+        e.getMessage().contains("--corpus = " + missing) && e.getMessage().contains("UTF-8"),
+        e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> MstBenchmark.main(new String[] {"--model", "sparse", "--flops-only"}));
+    assertTrue(e.getMessage().contains("samediff-sparse"), e.getMessage());
+    // a corpus file is read instead of the bundled text
+    Path text = dir.resolve("text.txt");
+    java.nio.file.Files.writeString(
+        text, "the quick brown fox jumps over the lazy dog. ".repeat(1000));
+    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream old = System.out;
+    System.setOut(new java.io.PrintStream(buf, true, "UTF-8"));
+    try {
+      MstBenchmark.main(new String[] {"--corpus", text.toString(), "--flops-only"});
+    } finally {
+      System.setOut(old);
+    }
+    String out = buf.toString("UTF-8");
+    assertTrue(out.contains("corpus: ") && out.contains("text.txt"), out);
   }
 
   @Test

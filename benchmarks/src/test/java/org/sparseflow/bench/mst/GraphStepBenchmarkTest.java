@@ -50,11 +50,26 @@ class GraphStepBenchmarkTest {
   @Test
   void blockSparseVariantTrainsAndTimesEveryStep() throws Exception {
     for (org.deeplearning4j.nn.conf.RNNFormat f : org.deeplearning4j.nn.conf.RNNFormat.values()) {
-      double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16", f);
+      double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16", f)[0];
       assertEquals(4, ms.length);
       for (double m : ms) {
         assertTrue(m > 0 && Double.isFinite(m), "step time " + m + " " + f);
       }
     }
+  }
+
+  @Test
+  void sameDiffVariantRunsTheRewrittenGraph() {
+    double[][] t = SameDiffStep.run("block16", 3, 0.875, "local:16");
+    assertEquals(3, t[0].length);
+    assertEquals(3, t[1].length);
+    for (double m : t[0]) {
+      assertTrue(m > 0 && Double.isFinite(m), "step time " + m);
+    }
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--model", "cg"}));
+    assertTrue(e.getMessage().contains("--model = cg"), e.getMessage());
   }
 }

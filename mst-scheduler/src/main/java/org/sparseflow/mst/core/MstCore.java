@@ -331,13 +331,21 @@ public final class MstCore {
               + " (steps must be reported once each, in order)");
     }
     lastLoss = loss;
-    boolean denseDw =
-        isTopologyStep(t)
-            && config.getGrowMode() != GrowMode.RANDOM
-            && config.getGrowMode() != GrowMode.NONE;
+    boolean denseDw = needsDenseGradient(t);
     flops.account(
         masks.values(), denseDw, attentionPatterns(t), config.getAttention().getBlockSize());
     step = t + 1;
+  }
+
+  /**
+   * Whether step t needs the dense weight gradient: a topology update follows it and its growth
+   * ranks pruned positions by gradient magnitude (RigL, MST's mixed growing). Sparse executors
+   * compute dW only on kept units on every other step.
+   */
+  public boolean needsDenseGradient(long t) {
+    return isTopologyStep(t)
+        && config.getGrowMode() != GrowMode.RANDOM
+        && config.getGrowMode() != GrowMode.NONE;
   }
 
   /** Context length used for attention-pattern densities. */

@@ -72,6 +72,21 @@ public abstract class BaseJavaKernelOp extends DynamicCustomOp implements JavaKe
     return a != null && a.length > i ? a[i] : dflt;
   }
 
+  /** Sets configuration integer i in place (it must exist). */
+  protected void setIArg(int i, long value) {
+    if (iArguments == null || i >= iArguments.size()) {
+      throw new IllegalStateException(
+          opName() + " has " + (iArguments == null ? 0 : iArguments.size()) + " iArgs; no " + i);
+    }
+    iArguments.set(i, value);
+  }
+
+  /** Replaces all configuration integers. */
+  protected void replaceIArgs(long[] values) {
+    iArguments.clear();
+    addIArgument(values);
+  }
+
   protected static LongShapeDescriptor shapeOf(long[] shape, DataType dt) {
     return LongShapeDescriptor.fromShape(shape, dt);
   }

@@ -41,6 +41,21 @@ public class SparseAttentionBpOp extends BaseJavaKernelOp {
     addIArgument(new SparseAttentionOpConfig(pattern, blockSize, scale).toIArgs());
   }
 
+  /**
+   * Switches this op to another attention pattern for the following executions (same block size and
+   * scale); used by hybrid sparse attention schedules. The pattern is stored in the iArgs, so it is
+   * saved with the graph.
+   */
+  public void setPattern(AttentionPattern pattern) {
+    SparseAttentionOpConfig c = SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME);
+    replaceIArgs(new SparseAttentionOpConfig(pattern, c.blockSize, c.scale).toIArgs());
+  }
+
+  /** The attention pattern of this op. */
+  public AttentionPattern pattern() {
+    return SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME).pattern;
+  }
+
   @Override
   public String opName() {
     return OP_NAME;

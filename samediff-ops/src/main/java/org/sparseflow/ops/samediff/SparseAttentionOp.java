@@ -43,6 +43,16 @@ public class SparseAttentionOp extends BaseJavaKernelOp {
     addIArgument(new SparseAttentionOpConfig(pattern, blockSize, scale).toIArgs());
   }
 
+  /**
+   * Switches this op to another attention pattern for the following executions (same block size and
+   * scale); used by hybrid sparse attention schedules. The pattern is stored in the iArgs, so it is
+   * saved with the graph.
+   */
+  public void setPattern(AttentionPattern pattern) {
+    SparseAttentionOpConfig c = SparseAttentionOpConfig.fromIArgs(iArgs(), OP_NAME);
+    replaceIArgs(new SparseAttentionOpConfig(pattern, c.blockSize, c.scale).toIArgs());
+  }
+
   @Override
   public String opName() {
     return OP_NAME;

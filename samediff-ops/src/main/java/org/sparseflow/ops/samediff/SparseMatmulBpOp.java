@@ -6,6 +6,7 @@ import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.LongShapeDescriptor;
+import org.sparseflow.ops.pattern.BlockMask;
 
 /**
  * Backward of {@link SparseMatmulOp}, op {@value #OP_NAME}. Inputs: x, W, mask, [bias], dy.
@@ -41,6 +42,33 @@ public class SparseMatmulBpOp extends BaseJavaKernelOp {
   @Override
   public String opName() {
     return OP_NAME;
+  }
+
+  private transient BlockMask layout;
+
+  /** Whether dW is dense (every position) or zero outside the mask. */
+  public boolean denseWeightGrad() {
+    return iArg(1, 0) != 0;
+  }
+
+  /**
+   * Switches the dense weight gradient on or off for the following executions (RigL-style growth
+   * needs it only on the steps that grow).
+   */
+  public void setDenseWeightGrad(boolean on) {
+    setIArg(1, on ? 1 : 0);
+  }
+
+  /**
+   * As {@link SparseMatmulOp#setBlockLayout}: the mask's block layout, or null to read the mask.
+   */
+  public void setBlockLayout(BlockMask layout) {
+    this.layout = SparseMatmulKernels.checkLayout(layout, (int) iArg(0, 0));
+  }
+
+  /** The block layout set by {@link #setBlockLayout}, or null. */
+  public BlockMask blockLayout() {
+    return layout;
   }
 
   private boolean hasBias() {
@@ -79,6 +107,7 @@ public class SparseMatmulBpOp extends BaseJavaKernelOp {
         inputs.get(2),
         dy,
         (int) iArg(0, 0),
+        layout,
         iArg(1, 0) != 0,
         outputs.get(0),
         outputs.get(1),

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.ops.matmul.SparseLinear;
+import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -50,8 +51,27 @@ final class SparseMatmulKernels {
     return a.reshape('c', a.length() / a.size(-1), a.size(-1));
   }
 
-  private static SparseMask blockMask(INDArray w, INDArray mask, int blockSize) {
-    return blockSize > 0 ? PatternSpec.block(blockSize).fromDense(mask) : null;
+  private static SparseMask blockMask(INDArray w, INDArray mask, int blockSize, BlockMask layout) {
+    if (blockSize <= 0) {
+      return null;
+    }
+    if (layout != null && layout.rows() == w.size(0) && layout.cols() == w.size(1)) {
+      return layout;
+    }
+    return PatternSpec.block(blockSize).fromDense(mask);
+  }
+
+  /** Checks a cached layout against the op's block size (null passes). */
+  static BlockMask checkLayout(BlockMask layout, int blockSize) {
+    if (layout != null && layout.blockSize() != blockSize) {
+      throw new IllegalArgumentException(
+          "layout has block size "
+              + layout.blockSize()
+              + "; the op's block size is "
+              + blockSize
+              + (blockSize == 0 ? " (element-wise mask: no block layout allowed)" : ""));
+    }
+    return layout;
   }
 
   /**
@@ -72,10 +92,16 @@ final class SparseMatmulKernels {
   }
 
   static void forward(
-      INDArray x, INDArray w, INDArray mask, INDArray bias, int blockSize, INDArray out) {
+      INDArray x,
+      INDArray w,
+      INDArray mask,
+      INDArray bias,
+      int blockSize,
+      BlockMask layout,
+      INDArray out) {
     INDArray x2 = as2d(x);
     INDArray out2 = target2d(out);
-    SparseMask bm = blockMask(w, mask, blockSize);
+    SparseMask bm = blockMask(w, mask, blockSize, layout);
     if (bm != null) {
       SparseLinear.forwardInto(x2, w, bias, bm, out2);
     } else {
@@ -95,6 +121,7 @@ final class SparseMatmulKernels {
       INDArray mask,
       INDArray dy,
       int blockSize,
+      BlockMask layout,
       boolean denseWeightGrad,
       INDArray dx,
       INDArray dW,
@@ -102,7 +129,7 @@ final class SparseMatmulKernels {
     INDArray x2 = as2d(x);
     INDArray dy2 = as2d(dy);
     INDArray dx2 = target2d(dx);
-    SparseMask bm = blockMask(w, mask, blockSize);
+    SparseMask bm = blockMask(w, mask, blockSize, layout);
     if (bm != null) {
       SparseLinear.backwardInto(x2, w, bm, dy2, denseWeightGrad, dx2, dW, dBias);
     } else {

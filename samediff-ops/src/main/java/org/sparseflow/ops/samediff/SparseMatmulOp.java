@@ -7,6 +7,7 @@ import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.LongShapeDescriptor;
+import org.sparseflow.ops.pattern.BlockMask;
 
 /**
  * SameDiff op {@value #OP_NAME}: y = x (W o M) [+ b]. Inputs: x [N, nIn], W [nIn, nOut], mask M
@@ -21,6 +22,8 @@ public class SparseMatmulOp extends BaseJavaKernelOp {
   static {
     SparseFlowOps.registerAll();
   }
+
+  private transient BlockMask layout;
 
   public SparseMatmulOp() {}
 
@@ -54,6 +57,29 @@ public class SparseMatmulOp extends BaseJavaKernelOp {
     return iArg(1, 0) != 0;
   }
 
+  /**
+   * Whether gradients built from now on ({@link #doDiff}) produce the dense weight gradient; an
+   * existing backward op is switched with {@link SparseMatmulBpOp#setDenseWeightGrad}.
+   */
+  public void setDenseWeightGrad(boolean on) {
+    setIArg(1, on ? 1 : 0);
+  }
+
+  /**
+   * Block layout to use instead of reading the mask input on every call (null: read the mask). The
+   * owner of the mask keeps the two consistent: it sets the layout again whenever it changes the
+   * mask array (as {@code MstListener} does at topology steps). Not serialised: a loaded graph
+   * reads its mask input until a layout is set.
+   */
+  public void setBlockLayout(BlockMask layout) {
+    this.layout = SparseMatmulKernels.checkLayout(layout, blockSize());
+  }
+
+  /** The block layout set by {@link #setBlockLayout}, or null. */
+  public BlockMask blockLayout() {
+    return layout;
+  }
+
   @Override
   public List<LongShapeDescriptor> calculateOutputShapeJava(List<INDArray> inputs) {
     SparseMatmulKernels.checkInputs(inputs, false);
@@ -68,7 +94,7 @@ public class SparseMatmulOp extends BaseJavaKernelOp {
   public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
     INDArray bias = inputs.size() > 3 ? inputs.get(3) : null;
     SparseMatmulKernels.forward(
-        inputs.get(0), inputs.get(1), inputs.get(2), bias, blockSize(), outputs.get(0));
+        inputs.get(0), inputs.get(1), inputs.get(2), bias, blockSize(), layout, outputs.get(0));
   }
 
   @Override

@@ -196,4 +196,63 @@ class SparseMatmulOpTest {
     assertInstanceOf(IllegalArgumentException.class, t);
     assertTrue(t.getMessage().contains("partially kept"), t.getMessage());
   }
+
+  /** The op instances of the graph's gradient function of class {@code type}. */
+  private static <T> java.util.List<T> gradOps(SameDiff sd, Class<T> type) {
+    java.util.List<T> out = new java.util.ArrayList<>();
+    for (var op : sd.getFunction("grad").getOps().values()) {
+      if (type.isInstance(op.getOp())) {
+        out.add(type.cast(op.getOp()));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void cachedLayoutAndDenseWeightGradSwitchDriveTheKernels() {
+    SparseMask mask = PatternSpec.parse("block8").random(16, 32, 0.5, 3);
+    SameDiff sd = graph(DataType.DOUBLE, mask, false, 1);
+    INDArray x = Nd4j.randn(DataType.DOUBLE, 5, 16);
+    INDArray label = Nd4j.randn(DataType.DOUBLE, 5, 32);
+    Map<String, INDArray> ph = Map.of("x", x, "label", label);
+    INDArray m = mask.toDense(DataType.DOUBLE);
+    INDArray masked = sd.calculateGradients(ph, "w").get("w").dup();
+    assertEquals(0.0, masked.mul(m.rsub(1.0)).norm1Number().doubleValue(), 0.0);
+
+    // dense dW on: the same values inside the mask, nonzero outside it
+    for (SparseMatmulBpOp bp : gradOps(sd, SparseMatmulBpOp.class)) {
+      assertTrue(!bp.denseWeightGrad());
+      bp.setDenseWeightGrad(true);
+    }
+    INDArray dense = sd.calculateGradients(ph, "w").get("w").dup();
+    assertTrue(dense.mul(m).equalsWithEps(masked, 1e-12));
+    assertTrue(dense.mul(m.rsub(1.0)).norm1Number().doubleValue() > 0);
+
+    // a cached layout replaces the mask input: the complement layout computes the complement
+    org.sparseflow.ops.pattern.BlockMask layout = (org.sparseflow.ops.pattern.BlockMask) mask;
+    boolean[] flags = layout.blockFlags();
+    boolean[] flipped = new boolean[flags.length];
+    for (int i = 0; i < flags.length; i++) {
+      flipped[i] = !flags[i];
+    }
+    var complement = org.sparseflow.ops.pattern.BlockMask.of(16, 32, 8, flipped);
+    for (SparseMatmulBpOp bp : gradOps(sd, SparseMatmulBpOp.class)) {
+      bp.setDenseWeightGrad(false);
+      bp.setBlockLayout(complement);
+      assertEquals(complement, bp.blockLayout());
+    }
+    for (SparseMatmulOp op : gradOps(sd, SparseMatmulOp.class)) {
+      op.setBlockLayout(complement);
+    }
+    INDArray other = sd.calculateGradients(ph, "w").get("w");
+    assertEquals(0.0, other.mul(m).norm1Number().doubleValue(), 0.0);
+    assertTrue(other.norm1Number().doubleValue() > 0);
+    // a layout with another block size is rejected, naming both sizes
+    var wrong = org.sparseflow.ops.pattern.BlockMask.of(16, 32, 16, new boolean[2]);
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> gradOps(sd, SparseMatmulOp.class).get(0).setBlockLayout(wrong));
+    assertTrue(e.getMessage().contains("16") && e.getMessage().contains("8"), e.getMessage());
+  }
 }

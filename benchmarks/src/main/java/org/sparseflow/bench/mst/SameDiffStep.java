@@ -1,0 +1,142 @@
+package org.sparseflow.bench.mst;
+
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
+import java.util.List;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.dataset.DataSet;
+import org.sparseflow.examples.data.BatchSampler;
+import org.sparseflow.examples.data.Batches;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.layers.config.AttentionSettings;
+import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.sparsify.Sparsify;
+import org.sparseflow.mst.MstListener;
+import org.sparseflow.mst.core.AttentionSchedule;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.mst.core.SparsitySchedule;
+
+/**
+ * {@code graph-step --model samediff}: training steps of examples' {@link SameDiffGpt} (gpt-mini),
+ * dense against the same graph rewritten by {@code Sparsify.apply} into SparseFlow's sparse matmul
+ * and sparse attention ops.
+ */
+final class SameDiffStep {
+  private SameDiffStep() {}
+
+  /** SameDiffGpt's 24 attention/MLP weights (embeddings, norms and the head stay dense). */
+  static final String WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+
+  /** Sparsify settings for SameDiffGpt: {@code pattern} at {@code sparsity} on {@link #WEIGHTS}. */
+  static SparsityConfig sparsity(String pattern, double sparsity, String attention) {
+    SparsityConfig sc = new SparsityConfig();
+    sc.setPattern(pattern);
+    sc.setSparsity(sparsity);
+    sc.setDistribution(DensityDistribution.UNIFORM);
+    sc.setKeepFirstDense(false);
+    sc.setKeepLastDense(false);
+    sc.setInclude(List.of(WEIGHTS));
+    sc.setAttention(
+        new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
+    return sc;
+  }
+
+  /** CPU time of this process, all threads (0 where the JVM cannot tell). */
+  static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os
+        ? os.getProcessCpuTime()
+        : 0L;
+  }
+
+  /**
+   * A fixed-mask MST config (no topology updates) that hands the rewritten ops their masks, cached
+   * block layouts and attention pattern once: static sparsity driven through {@code MstListener}.
+   */
+  static MstConfig staticConfig(double sparsity, String attention, int steps) {
+    MstConfig c = MstConfig.preset("static");
+    c.setPattern("block16");
+    c.setSchedule(
+        SparsitySchedule.builder()
+            .initialSparsity(sparsity)
+            .ultraSparsity(sparsity)
+            .finalSparsity(sparsity)
+            .warmup(0.0, 0.0)
+            .restoration(1.0, 1.0)
+            .build());
+    c.setDistribution("UNIFORM");
+    c.setInclude(List.of(WEIGHTS));
+    AttentionSchedule a = new AttentionSchedule();
+    a.setDefaultPattern(attention);
+    a.setBlockSize(MstVariants.ATTENTION_BLOCK);
+    c.setAttention(a);
+    return c.withTotalSteps(steps);
+  }
+
+  /** As {@link #run(String, int, double, String, boolean)} with layouts read per call. */
+  static double[][] run(String variant, int steps, double sparsity, String attention) {
+    return run(variant, steps, sparsity, attention, false);
+  }
+
+  /**
+   * Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant; with
+   * {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code MstListener},
+   * which also gives the ops cached block layouts (otherwise each call reads its mask input).
+   */
+  static double[][] run(
+      String variant, int steps, double sparsity, String attention, boolean cachedLayouts) {
+    return run(variant, steps, sparsity, attention, cachedLayouts, null);
+  }
+
+  /**
+   * As above; a non-null {@code profile} counts the ops of every step after the 3 warm-up steps.
+   */
+  static double[][] run(
+      String variant,
+      int steps,
+      double sparsity,
+      String attention,
+      boolean cachedLayouts,
+      OpProfile profile) {
+    Corpus corpus = Corpus.bundled();
+    CharTokenizer tok = CharTokenizer.fit(corpus.text());
+    TokenSplit split =
+        TokenSplit.of(
+            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
+    GptConfig c = MstVariants.gptMini(tok.vocabSize());
+    SameDiff sd = SameDiffGpt.build(c, 1e-3);
+    if (!variant.equals("dense")) {
+      Sparsify.apply(sparsity("block16", sparsity, attention), sd);
+      if (cachedLayouts) {
+        new MstListener(staticConfig(sparsity, attention, steps)).addTo(sd);
+      }
+    }
+    BatchSampler sampler =
+        new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
+    if (profile != null) {
+      sd.addListeners(profile);
+    }
+    double[] ms = new double[steps];
+    double[] cpu = new double[steps];
+    for (int s = 0; s < steps; s++) {
+      int[][] w = sampler.windows(s);
+      DataSet ds =
+          new DataSet(
+              Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT));
+      if (profile != null) {
+        profile.recording(s >= 3);
+      }
+      long t0 = System.nanoTime();
+      long c0 = processCpuNanos();
+      sd.fit(ds);
+      ms[s] = (System.nanoTime() - t0) / 1e6;
+      cpu[s] = (processCpuNanos() - c0) / 1e6;
+    }
+    return new double[][] {ms, cpu};
+  }
+}

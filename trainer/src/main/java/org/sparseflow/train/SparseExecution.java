@@ -1,0 +1,90 @@
+package org.sparseflow.train;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sparseflow.layers.config.AttentionSettings;
+import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.sparsify.Sparsify;
+import org.sparseflow.layers.sparsify.SparsifyReport;
+import org.sparseflow.mst.core.MstConfig;
+import org.sparseflow.ops.backend.Backends;
+import org.sparseflow.ops.pattern.MaskPattern;
+import org.sparseflow.ops.pattern.PatternSpec;
+
+/**
+ * MST that executes its sparsity on a SameDiff model: before training, the graph's attention/MLP
+ * matmuls become SparseFlow sparse matmul ops and its causal attention the sparse attention op
+ * ({@link Sparsify#apply}); {@code MstListener} then drives their masks, block layouts, dense-dW
+ * switch and attention pattern. By step time alone the ComputationGraph GPT is the faster sparse
+ * path at gpt-mini (docs/experiments/mst-samediff.md); the command line stays on the SameDiff model
+ * because its checkpoints, resume, sampling and simulation are built around it.
+ */
+final class SparseExecution {
+  private static final Logger LOG = LoggerFactory.getLogger(SparseExecution.class);
+
+  /** The reference GPTs' attention and MLP weights (embeddings, norms and the head stay dense). */
+  static final String GPT_WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+
+  private SparseExecution() {}
+
+  /**
+   * Rewrites {@code sd} for MST config {@code mst} when its pattern has a kernel that skips work
+   * (blockB) and SparseFlow's Java ops run on this backend; returns the MST config to use (with the
+   * default include narrowed to the rewritten weights), or {@code mst} unchanged when nothing was
+   * rewritten.
+   */
+  static MstConfig rewrite(SameDiff sd, MstConfig mst) {
+    PatternSpec spec = PatternSpec.parse(mst.getPattern());
+    if (spec.getKind() != MaskPattern.Kind.BLOCK || !Backends.javaKernelsRun()) {
+      return mst;
+    }
+    boolean defaultInclude = mst.getInclude().equals(List.of(".*")) && mst.getExclude().isEmpty();
+    List<String> include = defaultInclude ? List.of(GPT_WEIGHTS) : mst.getInclude();
+    SparsityConfig sc = new SparsityConfig();
+    sc.setPattern(mst.getPattern());
+    sc.setSparsity(0.5); // any: MST sets the masks when it binds; the weights are restored below
+    sc.setDistribution(DensityDistribution.UNIFORM);
+    sc.setKeepFirstDense(false);
+    sc.setKeepLastDense(false);
+    sc.setInclude(new ArrayList<>(include));
+    sc.setExclude(new ArrayList<>(mst.getExclude()));
+    sc.setSeed(mst.getSeed());
+    int block = mst.getAttention().getBlockSize();
+    boolean sparseAttention = !mst.getAttention().getRules().isEmpty();
+    if (sparseAttention) {
+      sc.setAttention(new AttentionSettings("local:" + block, block, List.of(".*"), false));
+    }
+    Map<String, INDArray> before = new LinkedHashMap<>();
+    sd.variables().stream()
+        .filter(v -> v.getArr() != null && v.getVariableType() == VariableType.VARIABLE)
+        .forEach(v -> before.put(v.name(), v.getArr().dup()));
+    SparsifyReport report = Sparsify.apply(sc, sd).report();
+    for (Map.Entry<String, INDArray> e : before.entrySet()) {
+      INDArray now = sd.getArrForVarName(e.getKey());
+      if (now != null) {
+        now.assign(e.getValue());
+      }
+    }
+    List<String> sparse = new ArrayList<>();
+    for (SparsifyReport.Entry e : report.entries()) {
+      if (e.status() == SparsifyReport.Status.SPARSE) {
+        sparse.add(e.name());
+      }
+    }
+    LOG.info("MST executes sparse on SameDiff: {} rewritten ({})", sparse.size(), sparse);
+    if (!defaultInclude) {
+      return mst;
+    }
+    MstConfig narrowed = MstConfig.fromJson(mst.toJson());
+    narrowed.setInclude(List.of(GPT_WEIGHTS));
+    return narrowed;
+  }
+}
