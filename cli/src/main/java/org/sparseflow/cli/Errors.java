@@ -1,8 +1,12 @@
 package org.sparseflow.cli;
 
 import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
+import java.util.concurrent.ExecutionException;
 
 /** Turns exceptions into the one-line messages the command line prints. */
 final class Errors {
@@ -12,8 +16,8 @@ final class Errors {
   static String describe(Throwable ex) {
     Throwable t = ex;
     // unwrap reflection/execution wrappers to the exception that carries the user-facing message
-    while ((t instanceof java.lang.reflect.InvocationTargetException
-            || t instanceof java.util.concurrent.ExecutionException
+    while ((t instanceof InvocationTargetException
+            || t instanceof ExecutionException
             || t.getClass() == RuntimeException.class)
         && t.getCause() != null) {
       t = t.getCause();
@@ -44,8 +48,8 @@ final class Errors {
     boolean userError =
         t instanceof IllegalArgumentException
             || t instanceof IllegalStateException
-            || t instanceof java.io.IOException
-            || t instanceof java.io.UncheckedIOException;
+            || t instanceof IOException
+            || t instanceof UncheckedIOException;
     return userError ? msg : t.getClass().getSimpleName() + ": " + msg;
   }
 }

@@ -2,6 +2,7 @@ package org.sparseflow.cli;
 
 import java.util.concurrent.Callable;
 import org.sparseflow.train.Catalogs;
+import org.sparseflow.train.ModelCatalog;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -24,7 +25,7 @@ public final class PresetsCommand implements Callable<Integer> {
     Catalogs.sparsityPresets().forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
     out.println();
     out.println("Models (--model <name>, or a saved DL4J model .zip):");
-    org.sparseflow.train.ModelCatalog.names().forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
+    ModelCatalog.names().forEach((k, v) -> out.printf("  %-12s %s%n", k, v));
     out.println();
     out.println(
         "Hardware (simulate --chip / --baseline, or your own JSON file with --chip-file /"

@@ -1,5 +1,6 @@
 package org.sparseflow.cli;
 
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.sparseflow.train.Comparison;
 import org.sparseflow.train.Stoppable;
@@ -24,7 +25,7 @@ final class Shutdown {
   }
 
   /** Installs the hook for the duration of {@code body}. */
-  static <T> T guard(Stoppable trainer, java.util.concurrent.Callable<T> body) throws Exception {
+  static <T> T guard(Stoppable trainer, Callable<T> body) throws Exception {
     Thread hook =
         new Thread(
             () -> {

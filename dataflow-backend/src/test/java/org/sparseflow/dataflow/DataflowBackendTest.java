@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -78,7 +79,7 @@ class DataflowBackendTest {
     double recordMsPerIteration = Double.parseDouble(df.get("RECORDNS")) * recorded / 1e6;
     System.out.println(
         String.format(
-            java.util.Locale.ROOT,
+            Locale.ROOT,
             "RESULT dataflow recording-overhead iterations=%d fit_ms_plain=%s fit_ms_dataflow=%s "
                 + "ops_per_iteration=%d record_ns_per_op=%s overhead_pct=%.2f measured=true",
             iterations - 1,

@@ -20,6 +20,7 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.dataflow.backend.DataflowTrainingListener;
 import org.sparseflow.dataflow.backend.OpRecorder;
 import org.sparseflow.dataflow.backend.RecordedOp;
+import org.sparseflow.dataflow.backend.Recording;
 import org.sparseflow.dataflow.capture.TraceCapture;
 import org.sparseflow.dataflow.graph.OpGraph;
 import org.sparseflow.dataflow.hw.ChipSpec;
@@ -89,7 +90,7 @@ public final class DlTrainingChild {
     int scratch = rec.nextIteration();
     long r0 = System.nanoTime();
     for (int i = 0; i < n; i++) {
-      org.sparseflow.dataflow.backend.Recording.record("matmul", "custom", in, out, null);
+      Recording.record("matmul", "custom", in, out, null);
     }
     double recordNs = (System.nanoTime() - r0) / (double) n;
     System.out.println(String.format(Locale.ROOT, "RECORDNS %.1f", recordNs));

@@ -14,6 +14,7 @@ import org.sparseflow.dataflow.capture.SameDiffCapture;
 import org.sparseflow.dataflow.graph.OpGraph;
 import org.sparseflow.dataflow.graph.OpKind;
 import org.sparseflow.dataflow.graph.OpNode;
+import org.sparseflow.dataflow.graph.Phase;
 import org.sparseflow.dataflow.hw.ChipSpec;
 import org.sparseflow.dataflow.sim.DataflowSimulator;
 import org.sparseflow.dataflow.sim.ExecutionMode;
@@ -73,9 +74,7 @@ class SameDiffCaptureTest {
     OpGraph fwd = SameDiffCapture.capture(sd, 4);
     OpGraph train = SameDiffCapture.captureTraining(sd, 4);
     assertTrue(
-        train.ops().stream()
-            .anyMatch(o -> o.phase() == org.sparseflow.dataflow.graph.Phase.BACKWARD),
-        "backward ops captured");
+        train.ops().stream().anyMatch(o -> o.phase() == Phase.BACKWARD), "backward ops captured");
     assertEquals(
         3, train.ops().stream().filter(o -> o.kind() == OpKind.OPTIMIZER).count(), "w1, b1, w2");
     assertTrue(train.totalFlops() > 2 * fwd.totalFlops());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayInputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -11,9 +12,12 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.train.Checkpoint;
 import org.sparseflow.train.Experiments;
+import org.sparseflow.train.Json;
 import org.sparseflow.train.MetricsLog;
 import org.sparseflow.train.TrainConfig;
 import org.sparseflow.train.Trainer;
@@ -93,10 +97,10 @@ class InterruptResumeTest {
     // every parameter equal
     byte[] pa = Checkpoint.read(tmp.resolve("full").resolve(Checkpoint.FILE_NAME)).model();
     byte[] pb = Checkpoint.read(tmp.resolve("cut").resolve(Checkpoint.FILE_NAME)).model();
-    var sa = org.nd4j.autodiff.samediff.SameDiff.load(new java.io.ByteArrayInputStream(pa), false);
-    var sb = org.nd4j.autodiff.samediff.SameDiff.load(new java.io.ByteArrayInputStream(pb), false);
+    var sa = SameDiff.load(new ByteArrayInputStream(pa), false);
+    var sb = SameDiff.load(new ByteArrayInputStream(pb), false);
     for (var v : sa.variables()) {
-      if (v.getVariableType() == org.nd4j.autodiff.samediff.VariableType.VARIABLE) {
+      if (v.getVariableType() == VariableType.VARIABLE) {
         float[] x = v.getArr().dup().data().asFloat();
         float[] y = sb.getVariable(v.name()).getArr().dup().data().asFloat();
         assertEquals(x.length, y.length);
@@ -128,9 +132,7 @@ class InterruptResumeTest {
         new String[] {
           Experiments.class.getSimpleName().isEmpty()
               ? ""
-              : org.sparseflow.train.Json.read(tmp.resolve("cut").resolve("summary.json"))
-                  .get("status")
-                  .asText()
+              : Json.read(tmp.resolve("cut").resolve("summary.json")).get("status").asText()
         });
   }
 }

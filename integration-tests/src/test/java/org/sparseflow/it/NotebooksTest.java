@@ -11,8 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import jdk.jshell.DeclarationSnippet;
 import jdk.jshell.JShell;
 import jdk.jshell.Snippet;
 import jdk.jshell.SnippetEvent;
@@ -131,10 +133,10 @@ class NotebooksTest {
             || e.status() == Snippet.Status.RECOVERABLE_DEFINED) {
           String diags =
               js.diagnostics(e.snippet())
-                  .map(d -> d.getMessage(java.util.Locale.ROOT).replaceAll("\\s+", " "))
+                  .map(d -> d.getMessage(Locale.ROOT).replaceAll("\\s+", " "))
                   .collect(Collectors.joining("; "));
           List<String> unresolved =
-              e.snippet() instanceof jdk.jshell.DeclarationSnippet d
+              e.snippet() instanceof DeclarationSnippet d
                   ? js.unresolvedDependencies(d).collect(Collectors.toList())
                   : List.of();
           fail(where + e.status() + " " + diags + " unresolved=" + unresolved + "\n" + snippet);

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
+import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
@@ -26,6 +28,8 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
+import org.nd4j.linalg.learning.config.Sgd;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstConfig;
@@ -55,12 +59,11 @@ class Dl4jListenerTest {
     return mlp(new Adam(1e-2));
   }
 
-  static MultiLayerNetwork mlp(org.nd4j.linalg.learning.config.IUpdater updater) {
+  static MultiLayerNetwork mlp(IUpdater updater) {
     return mlp(updater, DataType.DOUBLE);
   }
 
-  static MultiLayerNetwork mlp(
-      org.nd4j.linalg.learning.config.IUpdater updater, DataType dataType) {
+  static MultiLayerNetwork mlp(IUpdater updater, DataType dataType) {
     MultiLayerNetwork net =
         new MultiLayerNetwork(
             new NeuralNetConfiguration.Builder()
@@ -151,8 +154,7 @@ class Dl4jListenerTest {
     BaseMultiLayerUpdater<?> u = (BaseMultiLayerUpdater<?>) net.getUpdater();
     for (UpdaterBlock b : u.getUpdaterBlocks()) {
       for (UpdaterBlock.ParamState ps : b.getLayersAndVariablesInBlock()) {
-        String name =
-            ((org.deeplearning4j.nn.api.Layer) ps.getLayer()).getIndex() + "_" + ps.getParamName();
+        String name = ((Layer) ps.getLayer()).getIndex() + "_" + ps.getParamName();
         if (name.equals(key)) {
           long off = ps.getParamOffsetStart() - b.getParamOffsetStart();
           for (Object o : b.getGradientUpdater().getState().values()) {
@@ -351,8 +353,7 @@ class Dl4jListenerTest {
   void updateScaleMultipliesEachSparseWeightsStepByItsDensityPower() {
     // plain SGD: the applied step is exactly lr * gradient, so the scaled step must be s times the
     // unscaled one
-    java.util.function.Supplier<MultiLayerNetwork> sgd =
-        () -> mlp(new org.nd4j.linalg.learning.config.Sgd(1e-2));
+    Supplier<MultiLayerNetwork> sgd = () -> mlp(new Sgd(1e-2));
     MstConfig plain = config(40);
     MstConfig scaled = plain.copy();
     scaled.setUpdateScaleExponent(1.0);

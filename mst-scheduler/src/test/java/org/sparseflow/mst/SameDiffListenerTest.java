@@ -18,6 +18,7 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.GradientUpdater;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.Sgd;
 import org.nd4j.weightinit.impl.XavierInitScheme;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstConfig;
@@ -140,7 +141,7 @@ class SameDiffListenerTest {
       SameDiff sd = mlp();
       sd.setTrainingConfig(
           TrainingConfig.builder()
-              .updater(new org.nd4j.linalg.learning.config.Sgd(1e-2))
+              .updater(new Sgd(1e-2))
               .dataSetFeatureMapping("in")
               .dataSetLabelMapping("label")
               .build());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.List;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
+import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
@@ -13,10 +14,12 @@ import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.rng.Random;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 import org.sparseflow.mst.core.MstConfig;
 
@@ -33,8 +36,7 @@ class SparseLayerIntegrationTest {
         .build();
   }
 
-  private static MultiLayerNetwork net(
-      org.deeplearning4j.nn.conf.layers.Layer first, org.deeplearning4j.nn.conf.layers.Layer out) {
+  private static MultiLayerNetwork net(Layer first, Layer out) {
     MultiLayerNetwork net =
         new MultiLayerNetwork(
             new NeuralNetConfiguration.Builder()
@@ -96,7 +98,7 @@ class SparseLayerIntegrationTest {
                 .activation(Activation.IDENTITY)
                 .build());
     MstListener mst = mstOnFirstWeight(net);
-    org.nd4j.linalg.api.rng.Random rng = Nd4j.getRandom();
+    Random rng = Nd4j.getRandom();
     rng.setSeed(3);
     for (int i = 0; i < 12; i++) {
       net.fit(
@@ -114,8 +116,8 @@ class SparseLayerIntegrationTest {
 
   @Test
   void mstSectionOfSparsityConfig() {
-    org.sparseflow.layers.config.SparsityConfig sc =
-        org.sparseflow.layers.config.SparsityConfig.fromYaml(
+    SparsityConfig sc =
+        SparsityConfig.fromYaml(
             "sparsity: 0.9\n"
                 + "mst:\n"
                 + "  name: mine\n"
@@ -133,9 +135,7 @@ class SparseLayerIntegrationTest {
             IllegalArgumentException.class,
             () ->
                 MstConfig.fromSparsityConfigSection(
-                    org.sparseflow.layers.config.SparsityConfig.fromYaml("mst:\n  deltaT: 0\n")
-                        .getMst(),
-                    "mst"));
+                    SparsityConfig.fromYaml("mst:\n  deltaT: 0\n").getMst(), "mst"));
     assertTrue(e.getMessage().contains("deltaT = 0"), e.getMessage());
   }
 }

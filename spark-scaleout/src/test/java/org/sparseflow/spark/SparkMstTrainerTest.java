@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -104,7 +105,7 @@ class SparkMstTrainerTest {
   static void assertWorkersConsistent(String runId, SparkMstTrainer t, int minWorkersPerVersion) {
     List<MaskLedger.Observation> obs = MaskLedger.observations(runId);
     assertFalse(obs.isEmpty(), "worker listener never ran");
-    Map<Integer, Set<String>> workers = new java.util.HashMap<>();
+    Map<Integer, Set<String>> workers = new HashMap<>();
     for (MaskLedger.Observation o : obs) {
       assertEquals(
           0,

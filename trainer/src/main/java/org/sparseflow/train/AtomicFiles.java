@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * Crash-safe file replacement: write to a temporary file in the same directory, fsync it, then
@@ -35,8 +36,7 @@ public final class AtomicFiles {
     try {
       try {
         // createTempFile makes the file private (0600); run files are ordinary documents
-        Files.setPosixFilePermissions(
-            tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
       } catch (UnsupportedOperationException notPosix) {
         // keep the default
       }

@@ -2,6 +2,7 @@ package org.sparseflow.train;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.sparseflow.dataflow.hw.ChipSpec;
 import org.sparseflow.dataflow.hw.GpuSpec;
 import org.sparseflow.dataflow.hw.Hardware;
@@ -56,7 +57,7 @@ public final class Catalogs {
     return m;
   }
 
-  private static String describe(java.util.function.Supplier<String> s) {
+  private static String describe(Supplier<String> s) {
     try {
       String d = s.get();
       return d.length() > 110 ? d.substring(0, 107) + "..." : d;

@@ -11,8 +11,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.node.ArrayNode;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
 
 /**
  * Dense vs sparse on the same model, data, seed and step budget: two run directories ({@code
@@ -94,8 +97,7 @@ public final class Comparison implements Stoppable {
   private TrainConfig config(String sparsity) {
     TrainConfig c = new TrainConfig();
     c.model = options.model;
-    c.corpus =
-        options.corpus == null ? org.sparseflow.examples.data.Corpus.BUNDLED_NAME : options.corpus;
+    c.corpus = options.corpus == null ? Corpus.BUNDLED_NAME : options.corpus;
     c.sparsity = sparsity;
     c.steps = options.steps;
     c.seed = options.seed;
@@ -159,7 +161,7 @@ public final class Comparison implements Stoppable {
       }
     }
     printTable(rows);
-    Map<String, List<org.nd4j.shade.jackson.databind.JsonNode>> metrics = new LinkedHashMap<>();
+    Map<String, List<JsonNode>> metrics = new LinkedHashMap<>();
     for (Row row : rows) {
       metrics.put(row.name(), MetricsLog.read(row.result().runDir().resolve("metrics.jsonl")));
     }
@@ -173,7 +175,7 @@ public final class Comparison implements Stoppable {
     if (options.simulate) {
       TrainConfig c0 = variants.values().iterator().next();
       int vocab =
-          org.sparseflow.examples.data.CharTokenizer.of(
+          CharTokenizer.of(
                   Checkpoint.read(rows.get(0).result().runDir().resolve(Checkpoint.FILE_NAME))
                       .state()
                       .vocabulary)

@@ -1,8 +1,10 @@
 package org.sparseflow.train;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.Arrays;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
@@ -52,10 +54,10 @@ public final class Dl4jModel implements TrainableModel {
     byte[] bytes = in.readAllBytes();
     Model m;
     try {
-      m = ModelSerializer.restoreComputationGraph(new java.io.ByteArrayInputStream(bytes), true);
+      m = ModelSerializer.restoreComputationGraph(new ByteArrayInputStream(bytes), true);
     } catch (Exception notAGraph) {
       try {
-        m = ModelSerializer.restoreMultiLayerNetwork(new java.io.ByteArrayInputStream(bytes), true);
+        m = ModelSerializer.restoreMultiLayerNetwork(new ByteArrayInputStream(bytes), true);
       } catch (Exception notANetwork) {
         throw new IOException(
             "not a DL4J ComputationGraph or MultiLayerNetwork model zip ("
@@ -93,7 +95,7 @@ public final class Dl4jModel implements TrainableModel {
     }
     throw new IllegalArgumentException(
         "model: output shape "
-            + java.util.Arrays.toString(s)
+            + Arrays.toString(s)
             + " for input [1, "
             + t
             + "] does not match the corpus vocabulary of "

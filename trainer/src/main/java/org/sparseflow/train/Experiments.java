@@ -6,6 +6,7 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.examples.data.TokenSplit;
 import org.sparseflow.ops.config.StrictConfigReader;
 
 /** Creates trainers for new runs and for resumed ones. */
@@ -40,8 +41,7 @@ public final class Experiments {
     }
     CharTokenizer tokenizer = CharTokenizer.fit(corpus.text());
     // fail on a too-small corpus before building anything
-    org.sparseflow.examples.data.TokenSplit.of(
-        tokenizer.encode(corpus.text()), config.trainFraction, config.contextLength);
+    TokenSplit.of(tokenizer.encode(corpus.text()), config.trainFraction, config.contextLength);
     SparsityDrivers.Resolved sparsity = SparsityDrivers.resolve(config);
     if (!suffixOnCollision) {
       RunDirectory.checkNew(runDir); // fail early; the claim below is what makes it safe

@@ -4,6 +4,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
@@ -13,6 +14,7 @@ import org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer;
 import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.weights.WeightInit;
+import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
@@ -60,7 +62,7 @@ public final class ModelCatalog {
   }
 
   public static Map<String, String> names() {
-    return java.util.Collections.unmodifiableMap(DESCRIPTIONS);
+    return Collections.unmodifiableMap(DESCRIPTIONS);
   }
 
   public static boolean isFile(String spec) {
@@ -111,8 +113,7 @@ public final class ModelCatalog {
     } catch (IOException notDl4j) {
       try {
         SparseFlowOps.registerAll(); // SameDiff.load re-creates SparseFlow ops by name
-        org.nd4j.autodiff.samediff.SameDiff sd =
-            org.nd4j.autodiff.samediff.SameDiff.load(new ByteArrayInputStream(bytes), true);
+        SameDiff sd = SameDiff.load(new ByteArrayInputStream(bytes), true);
         long[] shape =
             sd.hasVariable(SameDiffModel.INPUT)
                 ? sd.getVariable(SameDiffModel.INPUT).getShape()

@@ -7,10 +7,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.node.ArrayNode;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
+import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.MstListener;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstState;
@@ -67,9 +70,9 @@ public final class MstDriver implements SparsityDriver {
     Object m = model.unwrap();
     if (m instanceof SameDiff sd) {
       listener.addTo(sd);
-    } else if (m instanceof org.deeplearning4j.nn.graph.ComputationGraph g) {
+    } else if (m instanceof ComputationGraph g) {
       g.addListeners(listener);
-    } else if (m instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork n) {
+    } else if (m instanceof MultiLayerNetwork n) {
       n.addListeners(listener);
     } else {
       throw new IllegalArgumentException(
@@ -158,7 +161,7 @@ public final class MstDriver implements SparsityDriver {
           config.getSchedule(), records, dir.resolve("mst_sparsity_schedule.png"));
       MstPlots.densityHeatMap(records, dir.resolve("mst_density_heatmap.png"));
     } catch (IOException | RuntimeException e) {
-      org.slf4j.LoggerFactory.getLogger(MstDriver.class).warn("MST plots failed: {}", e.toString());
+      LoggerFactory.getLogger(MstDriver.class).warn("MST plots failed: {}", e.toString());
     }
   }
 

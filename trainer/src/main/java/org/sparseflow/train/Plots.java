@@ -3,6 +3,7 @@ package org.sparseflow.train;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,6 +13,7 @@ import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -75,7 +77,7 @@ public final class Plots {
       LogAxis axis = new LogAxis(xLabel);
       plot.setDomainAxis(axis);
     }
-    ((org.jfree.chart.axis.NumberAxis) plot.getRangeAxis()).setAutoRangeIncludesZero(false);
+    ((NumberAxis) plot.getRangeAxis()).setAutoRangeIncludesZero(false);
     XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, false);
     for (int i = 0; i < series.size(); i++) {
       r.setSeriesPaint(i, COLORS[i % COLORS.length]);
@@ -83,7 +85,7 @@ public final class Plots {
       r.setSeriesShapesVisible(i, series.get(i).points().size() <= 40);
     }
     plot.setRenderer(r);
-    java.nio.file.Files.createDirectories(png.toAbsolutePath().getParent());
+    Files.createDirectories(png.toAbsolutePath().getParent());
     // write via a temp file so a viewer never sees half a PNG
     AtomicFiles.write(png, out -> ChartUtils.writeChartAsPNG(out, chart, 900, 540));
   }

@@ -1,5 +1,6 @@
 package org.sparseflow.train;
 
+import java.io.IOException;
 import java.io.InputStream;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -52,7 +53,7 @@ public final class Provenance {
         props.load(in);
         return props.getProperty("version", fallback);
       }
-    } catch (java.io.IOException ignored) {
+    } catch (IOException ignored) {
       // fall through
     }
     return fallback;

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
 
 /**
  * Layout of a run directory (created atomically by {@link #create(Path, boolean)}):
@@ -130,9 +132,7 @@ public final class RunDirectory {
 
   /** Default run directory name: runs/&lt;timestamp&gt;-&lt;model&gt;. */
   public static Path defaultPath(String model) {
-    String stamp =
-        java.time.LocalDateTime.now()
-            .format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+    String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
     String safe = model.replaceAll("[^A-Za-z0-9._-]", "_");
     if (safe.length() > 40) {
       safe = safe.substring(safe.length() - 40);

@@ -3,17 +3,20 @@ package org.sparseflow.train;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.List;
 import java.util.Map;
 import org.nd4j.autodiff.listeners.At;
 import org.nd4j.autodiff.listeners.BaseListener;
 import org.nd4j.autodiff.listeners.Operation;
 import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.OpContext;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.dataset.api.MultiDataSet;
+import org.nd4j.linalg.ops.transforms.Transforms;
 import org.sparseflow.examples.data.Batches;
 import org.sparseflow.ops.samediff.SparseFlowOps;
 
@@ -75,7 +78,7 @@ public final class SameDiffModel implements TrainableModel {
     @Override
     public void opExecution(
         SameDiff sd, At at, MultiDataSet batch, SameDiffOp op, OpContext ctx, INDArray[] outputs) {
-      java.util.List<String> outs = op.getOutputsOfOp();
+      List<String> outs = op.getOutputsOfOp();
       int i = outs == null ? -1 : outs.indexOf(LOGITS);
       if (i >= 0 && outputs != null && i < outputs.length && outputs[i] != null && batch != null) {
         loss = crossEntropy(outputs[i], batch.getLabels(0));
@@ -91,11 +94,7 @@ public final class SameDiffModel implements TrainableModel {
     INDArray l = logits.castTo(DataType.DOUBLE);
     INDArray max = l.max(true, 1);
     INDArray lse =
-        org.nd4j.linalg.ops.transforms.Transforms.log(
-                org.nd4j.linalg.ops.transforms.Transforms.exp(l.subColumnVector(max), false)
-                    .sum(true, 1),
-                false)
-            .addi(max);
+        Transforms.log(Transforms.exp(l.subColumnVector(max), false).sum(true, 1), false).addi(max);
     long[] t = targets.castTo(DataType.INT64).reshape(-1).toLongVector();
     double sum = 0;
     for (int r = 0; r < t.length; r++) {
@@ -173,8 +172,7 @@ public final class SameDiffModel implements TrainableModel {
   public long parameterCount() {
     long n = 0;
     for (var v : sd.variables()) {
-      if (v.getVariableType() == org.nd4j.autodiff.samediff.VariableType.VARIABLE
-          && v.getArr() != null) {
+      if (v.getVariableType() == VariableType.VARIABLE && v.getArr() != null) {
         n += v.getArr().length();
       }
     }

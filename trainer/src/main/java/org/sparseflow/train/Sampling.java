@@ -3,6 +3,7 @@ package org.sparseflow.train;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.sparseflow.examples.data.CharTokenizer;
@@ -116,11 +117,11 @@ public final class Sampling {
     int n = promptIds.length;
     for (int i = 0; i < length; i++) {
       int from = Math.max(0, n - ctx);
-      int[] context = java.util.Arrays.copyOfRange(seq, from, n);
+      int[] context = Arrays.copyOfRange(seq, from, n);
       double[] p = m.model().nextTokenProbabilities(context);
       seq[n++] = sample(p, temperature, rnd);
     }
-    return m.tokenizer().decode(java.util.Arrays.copyOfRange(seq, promptIds.length, n));
+    return m.tokenizer().decode(Arrays.copyOfRange(seq, promptIds.length, n));
   }
 
   /** Samples from p^(1/T), renormalised. */

@@ -53,6 +53,7 @@ public final class Simulations {
   /**
    * Simulates the final model of each compared run and prints a SIMULATED table; returns the lines.
    */
+  // qualified: the imported Comparison is the simulator's (dataflow.api)
   public static List<String> compare(
       List<org.sparseflow.train.Comparison.Row> rows,
       PrintWriter out,

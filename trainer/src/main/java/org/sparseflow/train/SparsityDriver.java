@@ -1,5 +1,6 @@
 package org.sparseflow.train;
 
+import java.nio.file.Path;
 import java.util.Map;
 
 /**
@@ -37,5 +38,5 @@ public interface SparsityDriver {
   default void restoreState(byte[] state) {}
 
   /** Writes plots of its own (schedule, density heat map) into {@code dir}; best effort. */
-  default void writePlots(java.nio.file.Path dir) {}
+  default void writePlots(Path dir) {}
 }

@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
+import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
 import org.sparseflow.layers.config.SparsityConfig;
@@ -35,16 +39,16 @@ public final class StaticSparsityDriver implements SparsityDriver {
   public TrainableModel sparsify(TrainableModel model) {
     Object m = model.unwrap();
     SparsifyReport report;
-    if (m instanceof org.nd4j.autodiff.samediff.SameDiff sd) {
-      Sparsified<org.nd4j.autodiff.samediff.SameDiff> s = Sparsify.apply(config, sd);
+    if (m instanceof SameDiff sd) {
+      Sparsified<SameDiff> s = Sparsify.apply(config, sd);
       report = s.report();
       model = new SameDiffModel(s.model(), model.vocabSize(), ((SameDiffModel) model).context());
-    } else if (m instanceof org.deeplearning4j.nn.graph.ComputationGraph g) {
-      Sparsified<org.deeplearning4j.nn.graph.ComputationGraph> s = Sparsify.apply(config, g);
+    } else if (m instanceof ComputationGraph g) {
+      Sparsified<ComputationGraph> s = Sparsify.apply(config, g);
       report = s.report();
       model = new Dl4jModel(s.model(), model.vocabSize());
-    } else if (m instanceof org.deeplearning4j.nn.multilayer.MultiLayerNetwork n) {
-      Sparsified<org.deeplearning4j.nn.multilayer.MultiLayerNetwork> s = Sparsify.apply(config, n);
+    } else if (m instanceof MultiLayerNetwork n) {
+      Sparsified<MultiLayerNetwork> s = Sparsify.apply(config, n);
       report = s.report();
       model = new Dl4jModel(s.model(), model.vocabSize());
     } else {
@@ -71,8 +75,7 @@ public final class StaticSparsityDriver implements SparsityDriver {
   public void attach(TrainableModel model, TrainConfig c) {
     var gpt = GptFlops.architecture(c, model.vocabSize());
     if (gpt != null) {
-      flopsPerStep =
-          GptFlops.counter(gpt, c.batchSize).stepFlops(densities, null, java.util.Set.of());
+      flopsPerStep = GptFlops.counter(gpt, c.batchSize).stepFlops(densities, null, Set.of());
       exact = true;
     } else {
       flopsPerStep = 6.0 * model.parameterCount() * density * c.batchSize * c.contextLength;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
@@ -37,7 +38,7 @@ class SameDiffModelTest {
     SameDiffModel back = SameDiffModel.load(buf.toByteArray(), tok.vocabSize(), 8);
     assertEquals(m.loss(w), back.loss(w), 1e-6);
     double[] p = back.nextTokenProbabilities(tok.encode("Call"));
-    assertEquals(1.0, java.util.Arrays.stream(p).sum(), 1e-6);
+    assertEquals(1.0, Arrays.stream(p).sum(), 1e-6);
     // a step after loading continues identically (optimizer state saved)
     assertEquals(m.fit(w), back.fit(w), 1e-5);
     assertEquals(m.loss(w), back.loss(w), 1e-5);

@@ -1,5 +1,7 @@
 package org.sparseflow.bench.ops;
 
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -179,7 +181,7 @@ public final class AttentionBench {
         sparse.density(),
         BlockSparseKernels.THREADS,
         machine,
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
+        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage(),
         err,
         torchMs != null
             ? String.format(
@@ -261,10 +263,8 @@ public final class AttentionBench {
   }
 
   private static long processCpuNanos() {
-    java.lang.management.OperatingSystemMXBean os =
-        java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-    return os instanceof com.sun.management.OperatingSystemMXBean sun
-        ? sun.getProcessCpuTime()
-        : 0L;
+    // qualified: com.sun.management.OperatingSystemMXBean is imported
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0L;
   }
 }

@@ -7,9 +7,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.nd4j.linalg.api.blas.Blas;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.nativeblas.NativeOpsHolder;
 import org.sparseflow.bench.BenchOptions;
 import org.sparseflow.ops.matmul.BlockSparseKernels;
 import org.sparseflow.ops.matmul.SparseLinear;
@@ -220,14 +222,13 @@ public final class OpsBenchmark {
       Map<String, Double> torchMs) {
     int reps = quick ? 3 : 7;
     List<String> out = new ArrayList<>();
-    org.nd4j.linalg.api.blas.Blas blas = Nd4j.factory().blas();
+    Blas blas = Nd4j.factory().blas();
     int blasThreads = blas.getMaxThreads();
-    int ompThreads =
-        org.nd4j.nativeblas.NativeOpsHolder.getInstance().getDeviceNativeOps().ompGetMaxThreads();
+    int ompThreads = NativeOpsHolder.getInstance().getDeviceNativeOps().ompGetMaxThreads();
     int kernelThreads = BlockSparseKernels.threads();
     try {
       blas.setMaxThreads(1);
-      org.nd4j.nativeblas.NativeOpsHolder.getInstance().getDeviceNativeOps().setOmpNumThreads(1);
+      NativeOpsHolder.getInstance().getDeviceNativeOps().setOmpNumThreads(1);
       BlockSparseKernels.setThreads(1);
       double denseFwd = timing.cpuMin(reps, () -> x.mmul(w));
       double denseFb = timing.cpuMin(reps, () -> denseFwdBwd(x, w, dy));
@@ -263,9 +264,7 @@ public final class OpsBenchmark {
       }
     } finally {
       blas.setMaxThreads(blasThreads);
-      org.nd4j.nativeblas.NativeOpsHolder.getInstance()
-          .getDeviceNativeOps()
-          .setOmpNumThreads(ompThreads);
+      NativeOpsHolder.getInstance().getDeviceNativeOps().setOmpNumThreads(ompThreads);
       BlockSparseKernels.setThreads(kernelThreads);
     }
     return out;

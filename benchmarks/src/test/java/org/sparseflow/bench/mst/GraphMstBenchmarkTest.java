@@ -2,14 +2,23 @@ package org.sparseflow.bench.mst;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
+import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.graph.LayerVertex;
+import org.deeplearning4j.nn.conf.layers.BaseLayer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.UpdateRecord;
@@ -23,22 +32,22 @@ class GraphMstBenchmarkTest {
 
   @Test
   void helpPrintsUsageInsteadOfTraining() throws Exception {
-    java.io.PrintStream old = System.out;
-    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-    System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
+    PrintStream old = System.out;
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
     try {
       MstBenchmark.main(new String[] {"--help"});
     } finally {
       System.setOut(old);
     }
-    String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
+    String out = buf.toString(StandardCharsets.UTF_8);
     assertTrue(
         out.startsWith("usage: mst")
             && out.contains("--model graph")
             && !out.contains("gpt-mini ("),
         out);
     assertTrue(out.contains("--lr-decay") && out.contains("--grad-clip"), out);
-    for (String preset : org.sparseflow.mst.core.MstConfig.PRESETS) {
+    for (String preset : MstConfig.PRESETS) {
       assertTrue(out.contains(preset), "usage lists preset " + preset + ": " + out);
     }
   }
@@ -71,7 +80,7 @@ class GraphMstBenchmarkTest {
             10.0,
             0.0,
             new double[][] {{1e12, 2e12}, {2.0, 1.5}},
-            java.util.List.of(),
+            List.of(),
             MstConfig.preset("dense"));
     var clipped = new DenseBaseline.TrainSettings(2000, 2e-3, "none", 1.0);
     DenseBaseline.write(file, run, clipped, 2);
@@ -112,11 +121,10 @@ class GraphMstBenchmarkTest {
     assertTrue(e.getMessage().contains("samediff-sparse"), e.getMessage());
     // a corpus file is read instead of the bundled text
     Path text = dir.resolve("text.txt");
-    java.nio.file.Files.writeString(
-        text, "the quick brown fox jumps over the lazy dog. ".repeat(1000));
-    java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-    java.io.PrintStream old = System.out;
-    System.setOut(new java.io.PrintStream(buf, true, "UTF-8"));
+    Files.writeString(text, "the quick brown fox jumps over the lazy dog. ".repeat(1000));
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    PrintStream old = System.out;
+    System.setOut(new PrintStream(buf, true, "UTF-8"));
     try {
       MstBenchmark.main(new String[] {"--corpus", text.toString(), "--flops-only"});
     } finally {
@@ -135,33 +143,24 @@ class GraphMstBenchmarkTest {
     assertTrue(
         e.getMessage().contains("--lr-decay = cosine") && e.getMessage().contains("linear"),
         e.getMessage());
-    org.nd4j.linalg.learning.config.IUpdater linear = MstVariants.adam(1e-3, "linear", 100);
+    IUpdater linear = MstVariants.adam(1e-3, "linear", 100);
     assertEquals(1e-3, linear.getLearningRate(0, 0), 1e-15);
     assertEquals(5e-4, linear.getLearningRate(50, 0), 1e-15);
     assertEquals(0.0, linear.getLearningRate(100, 0), 1e-15);
     assertEquals(1e-3, MstVariants.adam(1e-3, "none", 100).getLearningRate(99, 0), 1e-15);
     // the schedule survives the model configuration's JSON round trip (saved models keep their
     // optimizer)
-    var conf =
-        org.sparseflow.examples.gpt.ComputationGraphGpt.configuration(
-            new org.sparseflow.examples.gpt.GptConfig(11, 1, 8, 2, 8, 1), linear);
-    var back = org.deeplearning4j.nn.conf.ComputationGraphConfiguration.fromJson(conf.toJson());
+    var conf = ComputationGraphGpt.configuration(new GptConfig(11, 1, 8, 2, 8, 1), linear);
+    var back = ComputationGraphConfiguration.fromJson(conf.toJson());
     assertEquals(conf.toJson(), back.toJson());
     var adamBack =
-        (org.nd4j.linalg.learning.config.Adam)
+        (Adam)
             back.getVertices().values().stream()
                 .filter(
                     v ->
-                        v instanceof org.deeplearning4j.nn.conf.graph.LayerVertex lv
-                            && lv.getLayerConf().getLayer()
-                                instanceof org.deeplearning4j.nn.conf.layers.BaseLayer)
-                .map(
-                    v ->
-                        ((org.deeplearning4j.nn.conf.layers.BaseLayer)
-                                ((org.deeplearning4j.nn.conf.graph.LayerVertex) v)
-                                    .getLayerConf()
-                                    .getLayer())
-                            .getIUpdater())
+                        v instanceof LayerVertex lv
+                            && lv.getLayerConf().getLayer() instanceof BaseLayer)
+                .map(v -> ((BaseLayer) ((LayerVertex) v).getLayerConf().getLayer()).getIUpdater())
                 .findFirst()
                 .orElseThrow();
     assertEquals(5e-4, adamBack.getLearningRate(50, 0), 1e-15, "the decay itself survives");

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.junit.jupiter.api.Test;
 
 class GraphStepBenchmarkTest {
@@ -49,7 +50,7 @@ class GraphStepBenchmarkTest {
 
   @Test
   void blockSparseVariantTrainsAndTimesEveryStep() throws Exception {
-    for (org.deeplearning4j.nn.conf.RNNFormat f : org.deeplearning4j.nn.conf.RNNFormat.values()) {
+    for (RNNFormat f : RNNFormat.values()) {
       double[] ms = GraphStepBenchmark.run("block16", 4, 0.885, "local:16", f)[0];
       assertEquals(4, ms.length);
       for (double m : ms) {

@@ -2,6 +2,7 @@ package org.sparseflow.dataflow.backend;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.CustomOp;
 import org.sparseflow.ops.backend.BackendSwitch;
@@ -75,13 +76,7 @@ public final class Recording {
       // inputs: x, w, mask[, bias]: the mask's density is the sparsity metadata
       INDArray mask = in.get(2);
       long n = mask.length();
-      double nnz =
-          n == 0
-              ? 0
-              : mask.neq(0)
-                  .castTo(org.nd4j.linalg.api.buffer.DataType.DOUBLE)
-                  .sumNumber()
-                  .doubleValue();
+      double nnz = n == 0 ? 0 : mask.neq(0).castTo(DataType.DOUBLE).sumNumber().doubleValue();
       density = n == 0 ? 1.0 : Math.max(1e-9, nnz / n);
       long[] bargs = custom == null ? new long[0] : custom.iArgs();
       int block = bargs.length > 0 ? (int) bargs[0] : 1;

@@ -3,6 +3,7 @@ package org.sparseflow.dataflow.backend;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.BroadcastOp;
@@ -35,7 +36,7 @@ public class RecordingOpExecutioner extends SparseFlowOpExecutioner {
       Supplier<String> name,
       String category,
       Supplier<List<INDArray>> in,
-      java.util.function.Function<T, List<INDArray>> out,
+      Function<T, List<INDArray>> out,
       CustomOp custom) {
     int[] d = DEPTH.get();
     d[0]++;

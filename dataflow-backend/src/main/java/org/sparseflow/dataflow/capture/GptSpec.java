@@ -1,6 +1,11 @@
 package org.sparseflow.dataflow.capture;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
 import java.util.Locale;
+import org.nd4j.shade.jackson.databind.ObjectMapper;
+import org.sparseflow.dataflow.graph.SparsityInfo;
 
 /**
  * Shapes-only description of a GPT-style decoder (pre-LayerNorm, GELU MLP, tied embeddings), enough
@@ -44,8 +49,7 @@ public final class GptSpec {
   /** Sequences in one optimizer step over all chips (GPT-3 13B: 1024 x 2048 tokens = 2M tokens). */
   private int globalBatch = 1;
 
-  public static final java.util.List<String> RECOMPUTE =
-      java.util.List.of("none", "attention", "full");
+  public static final List<String> RECOMPUTE = List.of("none", "attention", "full");
 
   public GptSpec() {}
 
@@ -110,7 +114,7 @@ public final class GptSpec {
     if (!(sparsity >= 0.0 && sparsity < 1.0)) {
       throw new IllegalArgumentException("sparsity must be in [0, 1), got " + sparsity);
     }
-    new org.sparseflow.dataflow.graph.SparsityInfo(0.5, pattern); // validates the pattern string
+    new SparsityInfo(0.5, pattern); // validates the pattern string
     if (!RECOMPUTE.contains(recompute)) {
       throw new IllegalArgumentException(
           "recompute '" + recompute + "' is unknown; allowed: " + RECOMPUTE);
@@ -321,21 +325,17 @@ public final class GptSpec {
   /** JSON form (all fields); {@link #fromJson(String)} is its inverse. */
   public String toJson() {
     try {
-      return new org.nd4j.shade.jackson.databind.ObjectMapper()
-          .writerWithDefaultPrettyPrinter()
-          .writeValueAsString(this);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(this);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
   /** Reads a spec written by {@link #toJson()} (unknown fields are rejected) and validates it. */
   public static GptSpec fromJson(String json) {
     try {
-      return new org.nd4j.shade.jackson.databind.ObjectMapper()
-          .readValue(json, GptSpec.class)
-          .validate();
-    } catch (java.io.IOException e) {
+      return new ObjectMapper().readValue(json, GptSpec.class).validate();
+    } catch (IOException e) {
       throw new IllegalArgumentException("not a GPT model description: " + e.getMessage(), e);
     }
   }

@@ -10,6 +10,7 @@ import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.autodiff.samediff.internal.Variable;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.CustomOp;
 import org.sparseflow.dataflow.graph.DType;
@@ -123,12 +124,7 @@ public final class SameDiffCapture {
         if (m != null && m.length() > 0) {
           density =
               Math.max(
-                  1e-9,
-                  m.neq(0)
-                          .castTo(org.nd4j.linalg.api.buffer.DataType.DOUBLE)
-                          .sumNumber()
-                          .doubleValue()
-                      / m.length());
+                  1e-9, m.neq(0).castTo(DataType.DOUBLE).sumNumber().doubleValue() / m.length());
           int block =
               fn instanceof CustomOp && ((CustomOp) fn).iArgs().length > 0
                   ? (int) ((CustomOp) fn).iArgs()[0]

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
@@ -71,7 +72,7 @@ public final class FusionRules {
                     + "' has unknown op kind '"
                     + k.asText()
                     + "'; allowed: "
-                    + java.util.Arrays.toString(OpKind.values()));
+                    + Arrays.toString(OpKind.values()));
           }
         }
         List<Pattern> names = new ArrayList<>();

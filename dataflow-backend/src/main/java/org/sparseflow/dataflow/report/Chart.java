@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
@@ -21,7 +22,7 @@ public final class Chart {
   private Chart() {}
 
   public static void writePng(Path file, String title, List<SimulationReport> reports) {
-    List<String> labels = new java.util.ArrayList<>();
+    List<String> labels = new ArrayList<>();
     for (SimulationReport r : reports) {
       labels.add(r.target() + " " + r.mode());
     }

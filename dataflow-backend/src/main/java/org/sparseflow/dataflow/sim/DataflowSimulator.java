@@ -2,8 +2,11 @@ package org.sparseflow.dataflow.sim;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.sparseflow.dataflow.compile.Footprint;
 import org.sparseflow.dataflow.compile.FusedKernel;
 import org.sparseflow.dataflow.compile.Fuser;
@@ -15,6 +18,7 @@ import org.sparseflow.dataflow.graph.OpGraph;
 import org.sparseflow.dataflow.graph.OpKind;
 import org.sparseflow.dataflow.graph.OpNode;
 import org.sparseflow.dataflow.graph.Phase;
+import org.sparseflow.dataflow.graph.TensorKind;
 import org.sparseflow.dataflow.hw.ChipSpec;
 
 /**
@@ -64,8 +68,7 @@ public final class DataflowSimulator {
     }
     long best = 1;
     for (var t : g.tensors()) {
-      if (t.kind() == org.sparseflow.dataflow.graph.TensorKind.ACTIVATION
-          && t.shape().length >= 2) {
+      if (t.kind() == TensorKind.ACTIVATION && t.shape().length >= 2) {
         best = Math.max(best, t.shape()[0]);
       }
     }
@@ -104,7 +107,7 @@ public final class DataflowSimulator {
         "All times are SIMULATED by an analytical model (docs/dataflow-model.md), not measured.");
     notes.add(
         String.format(
-            java.util.Locale.ROOT,
+            Locale.ROOT,
             "%d sections, %d tiles of %d tokens per micro-batch, %d micro-batches per step, %d per"
                 + " section pass",
             sections.size(),
@@ -135,7 +138,7 @@ public final class DataflowSimulator {
    */
   public int microBatchesPerPass(OpGraph g) {
     double saved = 0, state = 0;
-    java.util.Set<Integer> counted = new java.util.HashSet<>();
+    Set<Integer> counted = new HashSet<>();
     for (OpNode op : g.ops()) {
       if (op.phase() == Phase.OPTIMIZER) {
         for (var t : op.inputs()) {

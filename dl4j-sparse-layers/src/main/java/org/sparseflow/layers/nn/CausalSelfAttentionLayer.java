@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -160,7 +161,7 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
   }
 
   @Override
-  public org.deeplearning4j.nn.api.Layer instantiate(
+  public Layer instantiate(
       NeuralNetConfiguration conf,
       Collection<TrainingListener> listeners,
       int layerIndex,

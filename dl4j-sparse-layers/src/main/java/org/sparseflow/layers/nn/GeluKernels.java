@@ -1,5 +1,6 @@
 package org.sparseflow.layers.nn;
 
+import java.util.Arrays;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.activations.IActivation;
@@ -137,7 +138,7 @@ final class GeluKernels {
   /** Column sums of a contiguous [N, n] matrix held as doubles or floats in {@code order}. */
   private static void sumColumns(double[] d, float[] f, INDArray shape, char order, double[] out) {
     int rows = (int) shape.size(0), cols = (int) shape.size(1);
-    java.util.Arrays.fill(out, 0.0);
+    Arrays.fill(out, 0.0);
     if (order == 'c') {
       for (int r = 0; r < rows; r++) {
         int o = r * cols;

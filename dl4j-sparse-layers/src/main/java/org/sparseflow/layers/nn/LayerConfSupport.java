@@ -33,6 +33,7 @@ final class LayerConfSupport {
   }
 
   /** Wires a new layer implementation to its configuration, listeners and params view. */
+  // qualified: the imported Layer is the configuration layer
   static org.deeplearning4j.nn.api.Layer instantiate(
       org.deeplearning4j.nn.api.Layer impl,
       ParamInitializer initializer,

@@ -3,6 +3,7 @@ package org.sparseflow.layers.nn;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -48,7 +49,7 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
   }
 
   @Override
-  public org.deeplearning4j.nn.api.Layer instantiate(
+  public Layer instantiate(
       NeuralNetConfiguration conf,
       Collection<TrainingListener> listeners,
       int layerIndex,

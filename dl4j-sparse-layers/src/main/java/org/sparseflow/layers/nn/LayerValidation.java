@@ -1,5 +1,8 @@
 package org.sparseflow.layers.nn;
 
+import org.deeplearning4j.nn.conf.RNNFormat;
+import org.sparseflow.ops.pattern.PatternSpec;
+
 /**
  * Checks of layer configuration fields; each failure names the layer, field, value and what is
  * allowed.
@@ -14,7 +17,7 @@ final class LayerValidation {
   /** pattern must parse, density in (0, 1], and (when known) nIn/nOut must fit the pattern. */
   static void checkWeightSparsity(
       String layerName, String pattern, double density, long nIn, long nOut) {
-    org.sparseflow.ops.pattern.PatternSpec p;
+    PatternSpec p;
     try {
       SparseKernels.checkDensity("density", density);
       p = SparseKernels.parsePattern("pattern", pattern);
@@ -27,8 +30,7 @@ final class LayerValidation {
   }
 
   /** The recurrent layout a layer builder was given; null is rejected naming the layer. */
-  static org.deeplearning4j.nn.conf.RNNFormat checkDataFormat(
-      String layerName, org.deeplearning4j.nn.conf.RNNFormat dataFormat) {
+  static RNNFormat checkDataFormat(String layerName, RNNFormat dataFormat) {
     if (dataFormat == null) {
       throw new IllegalArgumentException(
           where(layerName) + "dataFormat = null is not allowed; allowed: NCW, NWC");

@@ -5,9 +5,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.bytedeco.javacpp.Pointer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
@@ -69,7 +71,7 @@ final class MaskedWeights {
    * training step.
    */
   static boolean sameContent(INDArray a, INDArray b) {
-    if (a.dataType() != b.dataType() || !java.util.Arrays.equals(a.shape(), b.shape())) {
+    if (a.dataType() != b.dataType() || !Arrays.equals(a.shape(), b.shape())) {
       return false;
     }
     // params are views into the network's flat parameter vector: contiguous ones are compared
@@ -82,12 +84,12 @@ final class MaskedWeights {
       return a.equals(b);
     }
     long bytes = a.length() * a.data().getElementSize();
-    return org.bytedeco.javacpp.Pointer.memcmp(pointer(a), pointer(b), bytes) == 0;
+    return Pointer.memcmp(pointer(a), pointer(b), bytes) == 0;
   }
 
-  private static org.bytedeco.javacpp.Pointer pointer(INDArray a) {
-    long addr = org.sparseflow.ops.NativeAddress.of(a);
-    return new org.bytedeco.javacpp.Pointer() {
+  private static Pointer pointer(INDArray a) {
+    long addr = NativeAddress.of(a);
+    return new Pointer() {
       {
         address = addr;
       }
@@ -126,7 +128,7 @@ final class MaskedWeights {
     }
     INDArray buf = denseGrads.get(weightKey);
     if (buf == null
-        || !java.util.Arrays.equals(buf.shape(), weight.shape())
+        || !Arrays.equals(buf.shape(), weight.shape())
         || buf.dataType() != weight.dataType()) {
       try (var ignored = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
         buf = Nd4j.create(weight.dataType(), weight.shape());

@@ -4,10 +4,14 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.ParamInitializer;
+import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
+import org.deeplearning4j.nn.conf.layers.InputTypeUtil;
 import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
 import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -50,7 +54,7 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   }
 
   @Override
-  public org.deeplearning4j.nn.api.Layer instantiate(
+  public Layer instantiate(
       NeuralNetConfiguration conf,
       Collection<TrainingListener> listeners,
       int layerIndex,
@@ -75,9 +79,7 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   public InputType getOutputType(int layerIndex, InputType inputType) {
     if (inputType != null && inputType.getType() == InputType.Type.RNN) {
       return InputType.recurrent(
-          nOut,
-          ((InputType.InputTypeRecurrent) inputType).getTimeSeriesLength(),
-          org.deeplearning4j.nn.conf.RNNFormat.NCW);
+          nOut, ((InputType.InputTypeRecurrent) inputType).getTimeSeriesLength(), RNNFormat.NCW);
     }
     return super.getOutputType(layerIndex, inputType);
   }
@@ -94,11 +96,10 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   }
 
   @Override
-  public org.deeplearning4j.nn.conf.InputPreProcessor getPreProcessorForInputType(
-      InputType inputType) {
+  public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
     if (inputType != null && inputType.getType() == InputType.Type.RNN) {
-      return org.deeplearning4j.nn.conf.layers.InputTypeUtil.getPreprocessorForInputTypeRnnLayers(
-          inputType, org.deeplearning4j.nn.conf.RNNFormat.NCW, getLayerName());
+      return InputTypeUtil.getPreprocessorForInputTypeRnnLayers(
+          inputType, RNNFormat.NCW, getLayerName());
     }
     return super.getPreProcessorForInputType(inputType);
   }

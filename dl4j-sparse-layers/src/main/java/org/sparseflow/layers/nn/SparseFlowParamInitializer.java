@@ -8,8 +8,10 @@ import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.layers.BaseLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
+import org.deeplearning4j.nn.weights.WeightInitXavier;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * Parameter initializer shared by every SparseFlow layer: slices the (rank-1) flat parameter view
@@ -111,9 +113,7 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
         switch (p.role()) {
           case WEIGHT:
           case PACKED_WEIGHT:
-            (bl.getWeightInitFn() == null
-                    ? new org.deeplearning4j.nn.weights.WeightInitXavier()
-                    : bl.getWeightInitFn())
+            (bl.getWeightInitFn() == null ? new WeightInitXavier() : bl.getWeightInitFn())
                 .init(p.fanIn(), p.fanOut(), p.shape(), p.order(), v);
             break;
           case BIAS:
@@ -123,8 +123,7 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
             v.assign(1.0);
             break;
           case MASK:
-            org.sparseflow.ops.pattern.PatternSpec pat =
-                SparseKernels.parsePattern("pattern", p.pattern());
+            PatternSpec pat = SparseKernels.parsePattern("pattern", p.pattern());
             SparseKernels.checkShape(
                 layer.getLayerName(),
                 pat,

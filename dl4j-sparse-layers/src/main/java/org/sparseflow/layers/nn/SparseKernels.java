@@ -1,9 +1,12 @@
 package org.sparseflow.layers.nn;
 
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.matmul.SparseLinear;
 import org.sparseflow.ops.pattern.PatternSpec;
@@ -125,7 +128,7 @@ final class SparseKernels {
     }
     long rs = a.stride(0), cs = a.stride(1);
     int span = (int) (1 + (rows - 1) * rs + (cols - 1) * cs);
-    long addr = org.sparseflow.ops.NativeAddress.of(a);
+    long addr = NativeAddress.of(a);
     double[] v = SCRATCH.get();
     if (v.length < span) {
       v = new double[span]; // kept per thread: fresh MB-sized arrays per call are G1 humongous
@@ -133,7 +136,7 @@ final class SparseKernels {
       SCRATCH.set(v);
     }
     if (a.dataType() == DataType.DOUBLE) {
-      new org.bytedeco.javacpp.DoublePointer() {
+      new DoublePointer() {
         {
           address = addr;
         }
@@ -144,7 +147,7 @@ final class SparseKernels {
         f = new float[span];
         FLOAT_SCRATCH.set(f);
       }
-      new org.bytedeco.javacpp.FloatPointer() {
+      new FloatPointer() {
         {
           address = addr;
         }

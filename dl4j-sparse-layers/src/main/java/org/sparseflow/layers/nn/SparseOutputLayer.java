@@ -4,10 +4,12 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.layers.BaseOutputLayer;
 import org.deeplearning4j.optimize.api.TrainingListener;
+import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.IUpdater;
@@ -41,7 +43,7 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
   }
 
   @Override
-  public org.deeplearning4j.nn.api.Layer instantiate(
+  public Layer instantiate(
       NeuralNetConfiguration conf,
       Collection<TrainingListener> listeners,
       int layerIndex,
@@ -167,7 +169,7 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
     /** MCXENT loss with softmax activation unless set otherwise. */
     public Builder() {
       this.lossFn = LossFunctions.LossFunction.MCXENT.getILossFunction();
-      this.activationFn = org.nd4j.linalg.activations.Activation.SOFTMAX.getActivationFunction();
+      this.activationFn = Activation.SOFTMAX.getActivationFunction();
     }
 
     public Builder(LossFunctions.LossFunction loss) {

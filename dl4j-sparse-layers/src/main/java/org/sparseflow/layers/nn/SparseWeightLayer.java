@@ -1,6 +1,7 @@
 package org.sparseflow.layers.nn;
 
 import java.util.List;
+import org.deeplearning4j.nn.api.Layer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.ops.packed.PackedLayout;
 
@@ -8,7 +9,7 @@ import org.sparseflow.ops.packed.PackedLayout;
  * A layer implementation with masked (sparse) weights. Used by {@code
  * org.sparseflow.layers.api.SparseParams} to drive the masks of any model.
  */
-public interface SparseWeightLayer extends org.deeplearning4j.nn.api.Layer {
+public interface SparseWeightLayer extends Layer {
 
   /** Keys of the masked weights, e.g. ["W"] or ["Wq", "Wk", "Wv", "Wo"]. */
   List<String> sparseWeightKeys();

@@ -2,11 +2,13 @@ package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.BaseScalarOp;
 import org.nd4j.linalg.api.ops.CustomOp;
 import org.nd4j.linalg.api.ops.impl.reduce.Mmul;
 import org.nd4j.linalg.api.ops.impl.scalar.ScalarDivision;
@@ -114,7 +116,7 @@ final class AttentionRewriter {
                   + " scale="
                   + m.scale
                   + " element density vs dense causal "
-                  + String.format(java.util.Locale.ROOT, "%.3f", p.elementDensity(m.t))));
+                  + String.format(Locale.ROOT, "%.3f", p.elementDensity(m.t))));
     }
   }
 
@@ -158,7 +160,7 @@ final class AttentionRewriter {
             || scale.getOp() instanceof ScalarDivision)) {
       return null;
     }
-    double s = ((org.nd4j.linalg.api.ops.BaseScalarOp) scale.getOp()).scalar().getDouble(0);
+    double s = ((BaseScalarOp) scale.getOp()).scalar().getDouble(0);
     if (scale.getOp() instanceof ScalarDivision) {
       s = 1.0 / s;
     }

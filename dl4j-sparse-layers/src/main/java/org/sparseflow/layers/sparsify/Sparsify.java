@@ -197,6 +197,7 @@ public final class Sparsify {
   public static ComputationGraph densify(ComputationGraph net) {
     ComputationGraph out = new ComputationGraph(densify(net.getConfiguration()));
     out.init();
+    // qualified: the imported Layer is the configuration layer
     for (org.deeplearning4j.nn.api.Layer l : net.getLayers()) {
       ParamTransfer.copyFolded(l, out.getLayer(l.getConfig().getLayerName()));
     }
@@ -221,6 +222,7 @@ public final class Sparsify {
 
   // ------------------------------------------------------------------ internals
   /** The layer inside DL4J wrapper layers (TimeDistributed, ...), else the layer itself. */
+  // qualified: the imported Layer is the configuration layer
   public static org.deeplearning4j.nn.api.Layer unwrap(org.deeplearning4j.nn.api.Layer l) {
     while (l instanceof BaseWrapperLayer w) {
       l = w.getUnderlying();

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
 import org.sparseflow.layers.config.SparsityConfig;
@@ -155,6 +156,6 @@ public final class SparsityPlanner {
   }
 
   static String fmt(double d) {
-    return String.format(java.util.Locale.ROOT, "%.4f", d);
+    return String.format(Locale.ROOT, "%.4f", d);
   }
 }

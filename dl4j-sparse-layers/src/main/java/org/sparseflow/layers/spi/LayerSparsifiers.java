@@ -2,8 +2,10 @@ package org.sparseflow.layers.spi;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.Set;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.sparseflow.layers.config.SparsityConfig;
 
@@ -17,7 +19,7 @@ public final class LayerSparsifiers {
   /** Every sparsifier on the classpath, highest priority first (stable by class name). */
   public static List<LayerSparsifier> all() {
     List<LayerSparsifier> out = new ArrayList<>();
-    java.util.Set<String> seen = new java.util.HashSet<>();
+    Set<String> seen = new HashSet<>();
     ClassLoader ctx = Thread.currentThread().getContextClassLoader();
     for (ClassLoader cl : new ClassLoader[] {ctx, LayerSparsifier.class.getClassLoader()}) {
       if (cl == null) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.deeplearning4j.gradientcheck.GradientCheckUtil;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.graph.MergeVertex;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.ConvolutionLayer;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.config.NoOp;
@@ -112,7 +114,7 @@ class ReplaceSelfAttentionTest {
     }
     INDArray x = rand(1, 4, 8, 8);
     INDArray y = rand(2, 4, 3, 8);
-    double before = g.score(new org.nd4j.linalg.dataset.DataSet(x, y));
+    double before = g.score(new DataSet(x, y));
     for (int i = 0; i < 5; i++) {
       g.fit(new INDArray[] {x}, new INDArray[] {y});
     }
@@ -158,7 +160,7 @@ class ReplaceSelfAttentionTest {
             .addLayer("rnn", new LastTimeStep(new SimpleRnn.Builder().nOut(8).build()), "lstm")
             .addLayer("conv", new ConvolutionLayer.Builder(3, 3).nOut(4).build(), "img")
             .addLayer("fc", new DenseLayer.Builder().nOut(16).build(), "conv")
-            .addVertex("merge", new org.deeplearning4j.nn.conf.graph.MergeVertex(), "rnn", "fc")
+            .addVertex("merge", new MergeVertex(), "rnn", "fc")
             .addLayer(
                 "out",
                 new OutputLayer.Builder(LossFunctions.LossFunction.MCXENT)

@@ -10,11 +10,13 @@ import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
+import org.deeplearning4j.nn.conf.graph.ElementWiseVertex;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,7 +44,7 @@ class CausalSelfAttentionLayerTest {
     Nd4j.setDefaultDataTypes(DataType.DOUBLE, DataType.DOUBLE);
   }
 
-  @org.junit.jupiter.api.AfterAll
+  @AfterAll
   static void restorePrecision() {
     Nd4j.setDefaultDataTypes(DataType.FLOAT, DataType.FLOAT);
   }
@@ -253,12 +255,7 @@ class CausalSelfAttentionLayerTest {
                     .blockSize(2)
                     .build(),
                 "ln")
-            .addVertex(
-                "res",
-                new org.deeplearning4j.nn.conf.graph.ElementWiseVertex(
-                    org.deeplearning4j.nn.conf.graph.ElementWiseVertex.Op.Add),
-                "in",
-                "attn")
+            .addVertex("res", new ElementWiseVertex(ElementWiseVertex.Op.Add), "in", "attn")
             .addLayer(
                 "out",
                 new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE)

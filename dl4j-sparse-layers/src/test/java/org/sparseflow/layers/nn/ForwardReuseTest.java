@@ -2,7 +2,9 @@ package org.sparseflow.layers.nn;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.deeplearning4j.gradientcheck.GradientCheckUtil;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
@@ -24,8 +26,11 @@ import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.activations.impl.ActivationGELU;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.config.NoOp;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 
@@ -65,10 +70,7 @@ class ForwardReuseTest {
           expected.equalsWithEps(GeluKernels.backward(z, a, eps.dup('f'), null), tol),
           dt + " 'f' gradient");
       INDArray wide = rand(dt, 2, 7, 10);
-      INDArray view =
-          wide.get(
-              org.nd4j.linalg.indexing.NDArrayIndex.all(),
-              org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 5));
+      INDArray view = wide.get(NDArrayIndex.all(), NDArrayIndex.interval(0, 5));
       assertTrue(
           ref.backprop(z.dup(), view.dup())
               .getFirst()
@@ -168,7 +170,7 @@ class ForwardReuseTest {
   }
 
   private static Map<String, INDArray> copy(Gradient g) {
-    Map<String, INDArray> m = new java.util.LinkedHashMap<>();
+    Map<String, INDArray> m = new LinkedHashMap<>();
     g.gradientForVariable().forEach((k, v) -> m.put(k, v.dup()));
     return m;
   }
@@ -177,7 +179,7 @@ class ForwardReuseTest {
    * Pre-LN residual block (attention + GELU MLP) in NWC and NCW: same outputs and gradients,
    * transposed.
    */
-  static ComputationGraph block(RNNFormat f, org.nd4j.linalg.learning.config.IUpdater updater) {
+  static ComputationGraph block(RNNFormat f, IUpdater updater) {
     ComputationGraphConfiguration c =
         new NeuralNetConfiguration.Builder()
             .seed(3)
@@ -299,8 +301,8 @@ class ForwardReuseTest {
     // training steps with workspaces on: the reused forward state and NWC views stay valid through
     // backprop
     for (int i = 0; i < 3; i++) {
-      ncw.fit(new org.nd4j.linalg.dataset.DataSet(x, y));
-      nwc.fit(new org.nd4j.linalg.dataset.DataSet(xt, yt));
+      ncw.fit(new DataSet(x, y));
+      nwc.fit(new DataSet(xt, yt));
     }
     assertTrue(ncw.params().equalsWithEps(nwc.params(), 1e-9), "parameters after 3 Adam steps");
   }
@@ -312,8 +314,7 @@ class ForwardReuseTest {
       ComputationGraph g = block(RNNFormat.NWC, new NoOp());
       g.getParam("ln_g")
           .assign(Nd4j.create(new double[][] {{0.7, 1.6, 1.1, 0.9, 1.2, 0.8, 1.3, 0.6}}));
-      java.util.Set<String> masks =
-          java.util.Set.of("attn_Mq", "attn_Mk", "attn_Mv", "attn_Mo", "fc_M");
+      Set<String> masks = Set.of("attn_Mq", "attn_Mk", "attn_Mv", "attn_Mo", "fc_M");
       assertTrue(
           GradientCheckUtil.checkGradients(
               new GradientCheckUtil.GraphConfig()

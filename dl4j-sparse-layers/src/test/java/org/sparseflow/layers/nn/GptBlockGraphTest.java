@@ -22,6 +22,7 @@ import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.layers.api.SparseParam;
 import org.sparseflow.layers.api.SparseParams;
+import org.sparseflow.ops.pattern.SparseMask;
 
 /** A pre-LN GPT decoder block as a FLOAT ComputationGraph built from the plugin's layers. */
 class GptBlockGraphTest {
@@ -112,7 +113,7 @@ class GptBlockGraphTest {
     SparseParam fc = SparseParams.get(g, "fc_W");
     assertEquals(2, fc.updaterState().size()); // Adam m, v
     INDArray oldMask = fc.mask().dup();
-    org.sparseflow.ops.pattern.SparseMask next = fc.spec().random(c, 4 * c, 0.25, 99);
+    SparseMask next = fc.spec().random(c, 4 * c, 0.25, 99);
     fc.setMask(next);
     INDArray changed = next.toDense(DataType.FLOAT).neq(oldMask).castTo(DataType.FLOAT);
     assertTrue(changed.sumNumber().doubleValue() > 0);

@@ -7,6 +7,7 @@ import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
@@ -57,7 +58,7 @@ class LayerNormLayerTest {
   }
 
   /** LayerNorm over 5 features with fixed gain and bias, then {@code out}. */
-  static MultiLayerNetwork net(org.deeplearning4j.nn.conf.layers.Layer out, InputType in) {
+  static MultiLayerNetwork net(Layer out, InputType in) {
     MultiLayerConfiguration c =
         new NeuralNetConfiguration.Builder()
             .seed(2)

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 class MaskedWeightsTest {
 
@@ -26,12 +27,8 @@ class MaskedWeightsTest {
     assertFalse(MaskedWeights.sameContent(a, a.reshape(48, 32)), "other shape");
     assertTrue(
         MaskedWeights.sameContent(
-            a.get(
-                org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 4),
-                org.nd4j.linalg.indexing.NDArrayIndex.all()),
-            b.get(
-                org.nd4j.linalg.indexing.NDArrayIndex.interval(0, 4),
-                org.nd4j.linalg.indexing.NDArrayIndex.all())),
+            a.get(NDArrayIndex.interval(0, 4), NDArrayIndex.all()),
+            b.get(NDArrayIndex.interval(0, 4), NDArrayIndex.all())),
         "views: compared by value");
   }
 
@@ -43,9 +40,7 @@ class MaskedWeightsTest {
   void sameContentOnParamStyleViews() {
     INDArray flat = Nd4j.rand(DataType.FLOAT, 1, 4000).gt(0.5).castTo(DataType.FLOAT);
     INDArray view =
-        flat.get(
-                org.nd4j.linalg.indexing.NDArrayIndex.point(0),
-                org.nd4j.linalg.indexing.NDArrayIndex.interval(1000, 1000 + 32 * 48))
+        flat.get(NDArrayIndex.point(0), NDArrayIndex.interval(1000, 1000 + 32 * 48))
             .reshape('f', 32, 48);
     INDArray copy = view.dup(view.ordering());
     assertTrue(MaskedWeights.sameContent(copy, view));

@@ -3,22 +3,29 @@ package org.sparseflow.layers.nn;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.File;
+import java.util.Random;
 import java.util.Set;
 import org.deeplearning4j.gradientcheck.GradientCheckUtil;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.impl.transforms.custom.SoftMax;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.config.Nesterovs;
@@ -27,12 +34,12 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 
 class SparseDenseLayerTest {
 
-  @org.junit.jupiter.api.BeforeAll
+  @BeforeAll
   static void doublePrecision() {
     Nd4j.setDefaultDataTypes(DataType.DOUBLE, DataType.DOUBLE);
   }
 
-  @org.junit.jupiter.api.AfterAll
+  @AfterAll
   static void restorePrecision() {
     Nd4j.setDefaultDataTypes(DataType.FLOAT, DataType.FLOAT);
   }
@@ -43,7 +50,7 @@ class SparseDenseLayerTest {
   }
 
   static INDArray oneHot(long n, int classes, long seed) {
-    java.util.Random r = new java.util.Random(seed);
+    Random r = new Random(seed);
     INDArray l = Nd4j.zeros(DataType.DOUBLE, n, classes);
     for (int i = 0; i < n; i++) {
       l.putScalar(i, r.nextInt(classes), 1.0);
@@ -102,9 +109,7 @@ class SparseDenseLayerTest {
     for (int r = 0; r < 16; r += 8) {
       for (int c = 0; c < 32; c += 8) {
         double s =
-            bm.get(
-                    org.nd4j.linalg.indexing.NDArrayIndex.interval(r, r + 8),
-                    org.nd4j.linalg.indexing.NDArrayIndex.interval(c, c + 8))
+            bm.get(NDArrayIndex.interval(r, r + 8), NDArrayIndex.interval(c, c + 8))
                 .sumNumber()
                 .doubleValue();
         assertTrue(s == 0 || s == 64, "block sum " + s);
@@ -120,9 +125,7 @@ class SparseDenseLayerTest {
       for (int g = 0; g < 16; g += 4) {
         assertEquals(
             2.0,
-            nmm.get(
-                    org.nd4j.linalg.indexing.NDArrayIndex.interval(g, g + 4),
-                    org.nd4j.linalg.indexing.NDArrayIndex.point(c))
+            nmm.get(NDArrayIndex.interval(g, g + 4), NDArrayIndex.point(c))
                 .sumNumber()
                 .doubleValue());
       }
@@ -164,12 +167,11 @@ class SparseDenseLayerTest {
                     .activation(Activation.TANH)
                     .build())
             .layer(
-                new org.deeplearning4j.nn.conf.layers.RnnOutputLayer.Builder(
-                        LossFunctions.LossFunction.MSE)
+                new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE)
                     .activation(Activation.IDENTITY)
                     .nOut(2)
                     .build())
-            .setInputType(InputType.recurrent(4, 3, org.deeplearning4j.nn.conf.RNNFormat.NCW))
+            .setInputType(InputType.recurrent(4, 3, RNNFormat.NCW))
             .build();
     MultiLayerNetwork net = new MultiLayerNetwork(c);
     net.init();
@@ -178,11 +180,7 @@ class SparseDenseLayerTest {
     INDArray out = net.feedForward(x).get(1);
     assertArrayEquals(new long[] {2, 6, 3}, out.shape());
     // time step 1 equals the layer applied to that step alone
-    INDArray x1 =
-        x.get(
-            org.nd4j.linalg.indexing.NDArrayIndex.all(),
-            org.nd4j.linalg.indexing.NDArrayIndex.all(),
-            org.nd4j.linalg.indexing.NDArrayIndex.point(1));
+    INDArray x1 = x.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(1));
     INDArray ref =
         Nd4j.math()
             .tanh(
@@ -190,11 +188,7 @@ class SparseDenseLayerTest {
                     .addRowVector(net.getParam("0_b")));
     assertTrue(
         ref.equalsWithEps(
-            out.get(
-                org.nd4j.linalg.indexing.NDArrayIndex.all(),
-                org.nd4j.linalg.indexing.NDArrayIndex.all(),
-                org.nd4j.linalg.indexing.NDArrayIndex.point(1)),
-            1e-12));
+            out.get(NDArrayIndex.all(), NDArrayIndex.all(), NDArrayIndex.point(1)), 1e-12));
     assertTrue(
         GradientCheckUtil.checkGradients(
             new GradientCheckUtil.MLNConfig()
@@ -258,7 +252,7 @@ class SparseDenseLayerTest {
                     .addRowVector(net.getParam("0_b")));
     INDArray z =
         h.mmul(net.getParam("1_W").mul(net.getParam("1_M"))).addRowVector(net.getParam("1_b"));
-    INDArray expected = Nd4j.exec(new org.nd4j.linalg.api.ops.impl.transforms.custom.SoftMax(z))[0];
+    INDArray expected = Nd4j.exec(new SoftMax(z))[0];
     assertTrue(expected.equalsWithEps(net.output(x), 1e-12));
   }
 

@@ -6,6 +6,7 @@ import java.io.File;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.graph.LayerVertex;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.graph.ComputationGraph;
@@ -189,9 +190,7 @@ class SparsifyDl4jTest {
     var rc = Sparsify.apply(cfg, conf);
     assertInstanceOf(
         SparseDenseLayer.class,
-        ((org.deeplearning4j.nn.conf.graph.LayerVertex) rc.model().getVertices().get("fc1"))
-            .getLayerConf()
-            .getLayer());
+        ((LayerVertex) rc.model().getVertices().get("fc1")).getLayerConf().getLayer());
     assertEquals(Status.DENSE, rc.report().entry("out").status());
     assertEquals(rc.model(), ComputationGraphConfiguration.fromJson(rc.model().toJson()));
 

@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.List;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
 import org.deeplearning4j.nn.conf.layers.SelfAttentionLayer;
+import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
 import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.learning.config.Adam;
@@ -71,20 +73,19 @@ class LayerSparsifierSpiTest {
   @Test
   void timeDistributedDenseIsSparsifiedInsideItsWrapperAndDensifiedBack() {
     var td =
-        new org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed(
+        new TimeDistributed(
             new DenseLayer.Builder().nIn(16).nOut(32).activation(Activation.GELU).build(),
-            org.deeplearning4j.nn.conf.RNNFormat.NCW);
+            RNNFormat.NCW);
     SparsityConfig cfg = SparsityConfig.builder().pattern("block8").sparsity(0.5).build();
     TimeDistributedSparsifier s = new TimeDistributedSparsifier();
     assertTrue(s.supports(td, cfg));
     assertArrayEquals(new long[] {16, 32}, s.weightShapes(td).get("W"));
     var sparse =
-        (org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed)
-            s.sparsify(td, new LayerSparsity(true, "block8", 0.5, null, 16), cfg);
+        (TimeDistributed) s.sparsify(td, new LayerSparsity(true, "block8", 0.5, null, 16), cfg);
     SparseDenseLayer inner = (SparseDenseLayer) sparse.getUnderlying();
     assertEquals("block8", inner.getPattern());
     assertEquals(Activation.GELU.getActivationFunction(), inner.getActivationFn());
-    var back = (org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed) s.densify(sparse);
+    var back = (TimeDistributed) s.densify(sparse);
     assertEquals(DenseLayer.class, back.getUnderlying().getClass());
   }
 

@@ -5,6 +5,7 @@ import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.TrainingConfig;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.learning.config.IUpdater;
@@ -130,7 +131,7 @@ public final class SameDiffGpt {
    * A training batch from windows int[batch][T + 1]: features = tokens 0..T-1, labels = tokens 1..T
    * (float ids).
    */
-  public static org.nd4j.linalg.dataset.DataSet batch(int[][] windows) {
+  public static DataSet batch(int[][] windows) {
     int b = windows.length, t = windows[0].length - 1;
     INDArray x = Nd4j.zeros(DataType.FLOAT, b, t), y = Nd4j.zeros(DataType.FLOAT, b, t);
     for (int i = 0; i < b; i++) {
@@ -139,7 +140,7 @@ public final class SameDiffGpt {
         y.putScalar(i, j, windows[i][j + 1]);
       }
     }
-    return new org.nd4j.linalg.dataset.DataSet(x, y);
+    return new DataSet(x, y);
   }
 
   private static SDVariable linear(SameDiff sd, String name, int in, int out, double std) {

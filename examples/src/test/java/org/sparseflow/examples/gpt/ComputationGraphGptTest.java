@@ -2,10 +2,13 @@ package org.sparseflow.examples.gpt;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.HashMap;
+import java.util.Map;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.GradientNormalization;
 import org.deeplearning4j.nn.conf.graph.LayerVertex;
 import org.deeplearning4j.nn.conf.layers.BaseLayer;
+import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.junit.jupiter.api.Test;
@@ -22,8 +25,7 @@ import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
 class ComputationGraphGptTest {
   static final GptConfig C = new GptConfig(20, 2, 16, 2, 32, 1);
 
-  static org.deeplearning4j.nn.conf.layers.Layer layer(
-      ComputationGraphConfiguration conf, String name) {
+  static Layer layer(ComputationGraphConfiguration conf, String name) {
     return ((LayerVertex) conf.getVertices().get(name)).getLayerConf().getLayer();
   }
 
@@ -62,7 +64,7 @@ class ComputationGraphGptTest {
     int clipped = 0;
     for (var v : conf.getVertices().values()) {
       if (v instanceof LayerVertex lv) {
-        org.deeplearning4j.nn.conf.layers.Layer l = lv.getLayerConf().getLayer();
+        Layer l = lv.getLayerConf().getLayer();
         if (l instanceof TimeDistributed td) {
           l = td.getUnderlying();
         }
@@ -106,7 +108,7 @@ class ComputationGraphGptTest {
     }
     var batch = ComputationGraphGpt.batch(windows, C.vocab());
     var before = net.paramTable(true);
-    java.util.Map<String, INDArray> start = new java.util.HashMap<>();
+    Map<String, INDArray> start = new HashMap<>();
     before.forEach((k, v) -> start.put(k, v.dup()));
     net.fit(batch);
     free.fit(batch);

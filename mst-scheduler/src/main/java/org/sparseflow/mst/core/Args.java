@@ -1,5 +1,8 @@
 package org.sparseflow.mst.core;
 
+import java.util.Arrays;
+import java.util.Locale;
+
 /** Argument checks that produce messages naming the argument, the value and what is allowed. */
 public final class Args {
   private Args() {}
@@ -31,12 +34,12 @@ public final class Args {
 
   public static <E extends Enum<E>> E parseEnum(Class<E> type, String name, String value) {
     if (value == null) {
-      throw bad(name, null, java.util.Arrays.toString(type.getEnumConstants()));
+      throw bad(name, null, Arrays.toString(type.getEnumConstants()));
     }
     try {
-      return Enum.valueOf(type, value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+      return Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
     } catch (IllegalArgumentException e) {
-      throw bad(name, value, java.util.Arrays.toString(type.getEnumConstants()));
+      throw bad(name, value, Arrays.toString(type.getEnumConstants()));
     }
   }
 }

@@ -1,5 +1,6 @@
 package org.sparseflow.mst.core;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -35,7 +36,7 @@ public final class AttentionDensity {
     if (pattern == null || pattern.isBlank()) {
       throw Args.bad(name, pattern, allowed);
     }
-    String[] comps = pattern.trim().toLowerCase(java.util.Locale.ROOT).split("\\+");
+    String[] comps = pattern.trim().toLowerCase(Locale.ROOT).split("\\+");
     int[][] spec = new int[comps.length][3];
     int randomBlocks = 0;
     for (int i = 0; i < comps.length; i++) {

@@ -3,6 +3,7 @@ package org.sparseflow.mst.core;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -237,7 +238,7 @@ public final class AttentionSchedule {
     if (sel == null) {
       throw Args.bad("attention rule layers", null, allowed);
     }
-    String s = sel.trim().toLowerCase(java.util.Locale.ROOT);
+    String s = sel.trim().toLowerCase(Locale.ROOT);
     try {
       if (s.equals("all")) {
         return true;

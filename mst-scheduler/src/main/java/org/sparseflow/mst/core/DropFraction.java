@@ -1,5 +1,6 @@
 package org.sparseflow.mst.core;
 
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -40,7 +41,7 @@ public final class DropFraction {
 
   public DropFraction validate() {
     if (kind == null) {
-      throw Args.bad("dropFraction.kind", null, java.util.Arrays.toString(Kind.values()));
+      throw Args.bad("dropFraction.kind", null, Arrays.toString(Kind.values()));
     }
     Args.unit("dropFraction.zeta", zeta);
     if (!(end > 0 && end <= 1)) {

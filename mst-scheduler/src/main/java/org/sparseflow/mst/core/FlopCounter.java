@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Training FLOPs per step of a transformer-like model at its current densities. Formulas (one
@@ -124,7 +125,7 @@ public final class FlopCounter {
    *     be empty
    */
   public double stepFlops(
-      Map<String, Double> density, double[] attnDensity, java.util.Set<String> denseWeightGradFor) {
+      Map<String, Double> density, double[] attnDensity, Set<String> denseWeightGradFor) {
     double total = extraDensePerStep;
     for (Linear l : linears) {
       double f = 2.0 * tokensPerStep * l.in * l.out;
@@ -142,6 +143,6 @@ public final class FlopCounter {
 
   /** FLOPs of one dense training step (the reference). */
   public double denseStepFlops() {
-    return stepFlops(Map.of(), null, java.util.Set.of());
+    return stepFlops(Map.of(), null, Set.of());
   }
 }

@@ -1,7 +1,10 @@
 package org.sparseflow.mst.core;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -47,7 +50,7 @@ public final class MstConfig {
   private GrowMode growMode = GrowMode.MIXED;
   private double gradRandomRatio = 3.0;
   private DensityDistribution distribution = DensityDistribution.ER;
-  private java.util.LinkedHashMap<String, Double> densityWeights = new java.util.LinkedHashMap<>();
+  private LinkedHashMap<String, Double> densityWeights = new LinkedHashMap<>();
   private String pattern = "unstructured";
   private InitialMask initialMask = InitialMask.RANDOM;
   private boolean updateTopology = true;
@@ -55,8 +58,6 @@ public final class MstConfig {
   private List<String> exclude = new ArrayList<>();
   private long seed = 42;
   private AttentionSchedule attention = AttentionSchedule.dense();
-
-  public MstConfig() {}
 
   static ObjectMapper json() {
     return MstConfigIO.JSON;
@@ -105,7 +106,7 @@ public final class MstConfig {
     }
     dropFraction.validate();
     if (growMode == null) {
-      throw Args.bad("growMode", null, java.util.Arrays.toString(GrowMode.values()));
+      throw Args.bad("growMode", null, Arrays.toString(GrowMode.values()));
     }
     if (!(gradRandomRatio >= 0)) {
       throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
@@ -120,7 +121,7 @@ public final class MstConfig {
     if (densityWeights == null) {
       throw Args.bad("densityWeights", null, "a map of layer-name regex -> weight (may be empty)");
     }
-    for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
+    for (Map.Entry<String, Double> e : densityWeights.entrySet()) {
       regex("densityWeights", e.getKey());
       Double w = e.getValue();
       if (w == null || !(w > 0) || w.isInfinite()) {
@@ -384,11 +385,11 @@ public final class MstConfig {
    * default 1): density_l ∝ weight_l · share_l, within the same global budget (DensityAllocator).
    * Default empty.
    */
-  public java.util.LinkedHashMap<String, Double> getDensityWeights() {
+  public LinkedHashMap<String, Double> getDensityWeights() {
     return densityWeights;
   }
 
-  public void setDensityWeights(java.util.LinkedHashMap<String, Double> v) {
+  public void setDensityWeights(LinkedHashMap<String, Double> v) {
     densityWeights = v;
   }
 
@@ -396,7 +397,7 @@ public final class MstConfig {
    * The density weight of a layer: the first matching {@link #getDensityWeights()} entry, else 1.
    */
   public double densityWeightOf(String layer) {
-    for (java.util.Map.Entry<String, Double> e : densityWeights.entrySet()) {
+    for (Map.Entry<String, Double> e : densityWeights.entrySet()) {
       if (regex("densityWeights", e.getKey()).matcher(layer).matches()) {
         return e.getValue();
       }

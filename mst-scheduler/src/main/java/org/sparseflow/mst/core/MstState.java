@@ -1,8 +1,12 @@
 package org.sparseflow.mst.core;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -223,17 +227,14 @@ public final class MstState {
   }
 
   static String encodeInts(int[] a) {
-    java.nio.ByteBuffer b =
-        java.nio.ByteBuffer.allocate(a.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer b = ByteBuffer.allocate(a.length * 4).order(ByteOrder.LITTLE_ENDIAN);
     b.asIntBuffer().put(a);
-    return java.util.Base64.getEncoder().encodeToString(b.array());
+    return Base64.getEncoder().encodeToString(b.array());
   }
 
   static int[] decodeInts(String s) {
-    java.nio.IntBuffer b =
-        java.nio.ByteBuffer.wrap(java.util.Base64.getDecoder().decode(s))
-            .order(java.nio.ByteOrder.LITTLE_ENDIAN)
-            .asIntBuffer();
+    IntBuffer b =
+        ByteBuffer.wrap(Base64.getDecoder().decode(s)).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer();
     int[] a = new int[b.remaining()];
     b.get(a);
     return a;

@@ -1,5 +1,6 @@
 package org.sparseflow.mst.core;
 
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -68,10 +69,10 @@ public final class SparsitySchedule {
     Args.sparsity("finalSparsity", finalSparsity);
     Objects.requireNonNull(boundaryUnit, "boundaryUnit");
     if (warmupShape == null) {
-      throw Args.bad("warmupShape", null, java.util.Arrays.toString(RampShape.values()));
+      throw Args.bad("warmupShape", null, Arrays.toString(RampShape.values()));
     }
     if (restorationShape == null) {
-      throw Args.bad("restorationShape", null, java.util.Arrays.toString(RampShape.values()));
+      throw Args.bad("restorationShape", null, Arrays.toString(RampShape.values()));
     }
     if (stepLevels < 1) {
       throw Args.bad("stepLevels", stepLevels, "an integer >= 1");

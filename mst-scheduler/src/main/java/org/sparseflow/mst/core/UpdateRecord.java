@@ -1,8 +1,10 @@
 package org.sparseflow.mst.core;
 
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.nd4j.shade.jackson.databind.SerializationFeature;
 
 /**
  * One topology update, as written (one JSON line each) to the MST log. Public fields, serialised by
@@ -37,9 +39,9 @@ public final class UpdateRecord {
     try {
       return MstConfig.json()
           .writer()
-          .without(org.nd4j.shade.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+          .without(SerializationFeature.INDENT_OUTPUT)
           .writeValueAsString(this);
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       throw new IllegalStateException(e);
     }
   }
@@ -47,7 +49,7 @@ public final class UpdateRecord {
   public static UpdateRecord fromJson(String line) {
     try {
       return MstConfig.json().readValue(line, UpdateRecord.class);
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       throw new IllegalArgumentException("invalid MST log line: " + e.getMessage(), e);
     }
   }

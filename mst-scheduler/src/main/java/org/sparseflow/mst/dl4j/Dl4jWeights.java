@@ -176,6 +176,7 @@ public final class Dl4jWeights {
         continue;
       }
       String prefix = SparseParams.paramPrefix(model, l);
+      // qualified: the imported Layer is the runtime layer (nn.api)
       org.deeplearning4j.nn.conf.layers.Layer conf = l.conf().getLayer();
       for (Map.Entry<String, INDArray> e : l.paramTable().entrySet()) {
         String name = prefix + "_" + e.getKey();

@@ -1,5 +1,7 @@
 package org.sparseflow.mst.report;
 
+import java.awt.Color;
+import java.awt.Paint;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +14,7 @@ import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.axis.SymbolAxis;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.GrayPaintScale;
+import org.jfree.chart.renderer.LookupPaintScale;
 import org.jfree.chart.renderer.xy.XYBlockRenderer;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.title.PaintScaleLegend;
@@ -83,9 +86,9 @@ public final class MstPlots {
     rend.setBlockWidth(width);
     GrayPaintScale scale = new GrayPaintScale(0.0, 1.0);
     rend.setPaintScale(
-        new org.jfree.chart.renderer.LookupPaintScale(0, 1, java.awt.Color.WHITE) {
+        new LookupPaintScale(0, 1, Color.WHITE) {
           @Override
-          public java.awt.Paint getPaint(double v) {
+          public Paint getPaint(double v) {
             return scale.getPaint(1.0 - v);
           }
         });
@@ -99,7 +102,7 @@ public final class MstPlots {
         new PaintScaleLegend(
             new GrayPaintScale(0, 1) {
               @Override
-              public java.awt.Paint getPaint(double v) {
+              public Paint getPaint(double v) {
                 return super.getPaint(1.0 - v);
               }
             },

@@ -1,5 +1,6 @@
 package org.sparseflow.ops.attention;
 
+import java.util.ArrayDeque;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.Pointer;
@@ -7,6 +8,7 @@ import org.bytedeco.openblas.global.openblas_nolapack;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.backend.Backends;
 
@@ -42,7 +44,7 @@ final class NativeGemm {
 
   /** Native address of element 0 of {@code a} (a contiguous array or a view with an offset). */
   static long address(INDArray a) {
-    return org.sparseflow.ops.NativeAddress.of(a);
+    return NativeAddress.of(a);
   }
 
   /** Address of element {@code index} counted from {@code base}. */
@@ -177,7 +179,7 @@ final class NativeGemm {
    * buffer.
    */
   Scratch scratch(long n) {
-    java.util.ArrayDeque<Scratch> free = pool.get();
+    ArrayDeque<Scratch> free = pool.get();
     Scratch s = free.pollFirst();
     if (s == null || s.capacity < n) {
       if (s != null) {
@@ -188,8 +190,7 @@ final class NativeGemm {
     return s;
   }
 
-  private final ThreadLocal<java.util.ArrayDeque<Scratch>> pool =
-      ThreadLocal.withInitial(java.util.ArrayDeque::new);
+  private final ThreadLocal<ArrayDeque<Scratch>> pool = ThreadLocal.withInitial(ArrayDeque::new);
 
   final class Scratch implements AutoCloseable {
     private final Pointer pointer;

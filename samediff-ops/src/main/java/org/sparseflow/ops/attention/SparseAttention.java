@@ -6,6 +6,7 @@ import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.sparseflow.ops.matmul.BlockSparseKernels;
 
 /**
  * Causal block-sparse softmax attention in Java over ND4J arrays (forward and backward).
@@ -98,7 +99,7 @@ public final class SparseAttention {
    * Throws IllegalArgumentException if {@code a} holds NaN or infinity (names the first bad index).
    */
   static void checkFinite(String name, INDArray a) {
-    double s = org.sparseflow.ops.matmul.BlockSparseKernels.probeSum(a);
+    double s = BlockSparseKernels.probeSum(a);
     if (Double.isFinite(s)) {
       return;
     }

@@ -7,7 +7,7 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.backend.Backends;
-import org.sparseflow.ops.matmul.BlockSparseKernels.Mat;
+import org.sparseflow.ops.matmul.StridedBlas.Mat;
 
 /**
  * The dense path of {@link SparseLinear} (density 1, or above the break-even density): one
@@ -61,7 +61,7 @@ final class DenseGemm {
     if (direct(a, b, c)) {
       Mat ma = Mat.of(a);
       Mat mb = Mat.of(b);
-      BlockSparseKernels.gemm(m, n, k, transA ? ma.t() : ma, transB ? mb.t() : mb, Mat.of(c), 0.0);
+      StridedBlas.gemm(m, n, k, transA ? ma.t() : ma, transB ? mb.t() : mb, Mat.of(c), 0.0);
       return;
     }
     c.assign((transA ? a.transpose() : a).mmul(transB ? b.transpose() : b));

@@ -1,6 +1,7 @@
 package org.sparseflow.ops.pattern;
 
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.SplittableRandom;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -136,13 +137,13 @@ final class MaskBuilders {
     for (int i = 0; i < bytes.length; i++) {
       bytes[i] = (byte) (words[i >>> 3] >>> ((i & 7) * 8));
     }
-    return java.util.Base64.getEncoder().encodeToString(bytes);
+    return Base64.getEncoder().encodeToString(bytes);
   }
 
   static long[] fromBase64(String s, int nbits) {
     byte[] bytes;
     try {
-      bytes = java.util.Base64.getDecoder().decode(s);
+      bytes = Base64.getDecoder().decode(s);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("bits is not valid base64: " + e.getMessage(), e);
     }

@@ -1,5 +1,6 @@
 package org.sparseflow.ops.pattern;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -82,8 +83,7 @@ public final class MaskPattern {
    */
   public static void check(Kind kind, int blockSize, int n, int m) {
     if (kind == null) {
-      throw new IllegalArgumentException(
-          "kind = null; allowed: " + java.util.Arrays.toString(Kind.values()));
+      throw new IllegalArgumentException("kind = null; allowed: " + Arrays.toString(Kind.values()));
     }
     if (kind == Kind.BLOCK && !ALLOWED_BLOCK_SIZES.contains(blockSize)) {
       throw new IllegalArgumentException(

@@ -1,6 +1,7 @@
 package org.sparseflow.ops.samediff;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,9 +58,7 @@ final class SparseAttentionOpConfig {
   static SparseAttentionOpConfig fromIArgs(long[] a, String opName) {
     if (a == null || a.length < 3 || a.length != 3 + 4 * a[2]) {
       throw new IllegalStateException(
-          opName
-              + ": malformed integer arguments "
-              + (a == null ? "null" : java.util.Arrays.toString(a)));
+          opName + ": malformed integer arguments " + (a == null ? "null" : Arrays.toString(a)));
     }
     AttentionPattern.Kind[] kinds = AttentionPattern.Kind.values();
     List<AttentionPattern.Component> comps = new ArrayList<>();

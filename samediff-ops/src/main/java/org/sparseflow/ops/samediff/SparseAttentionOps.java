@@ -1,5 +1,6 @@
 package org.sparseflow.ops.samediff;
 
+import java.util.Arrays;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.sparseflow.ops.attention.AttentionPattern;
@@ -47,7 +48,7 @@ public final class SparseAttentionOps {
       if (shape == null || shape.length != 4 || shape[3] <= 0) {
         throw new IllegalArgumentException(
             "q static shape="
-                + java.util.Arrays.toString(shape)
+                + Arrays.toString(shape)
                 + " does not give headDim; pass an explicit scale (e.g. 1/sqrt(headDim))");
       }
       scale = SparseAttention.defaultScale(shape[3]);

@@ -12,6 +12,7 @@ import org.nd4j.imports.converters.ImportClassMapping;
 import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.MaskPattern;
@@ -131,7 +132,7 @@ public final class SparseFlowOps {
       SDVariable q,
       SDVariable k,
       SDVariable v,
-      org.sparseflow.ops.attention.AttentionPattern pattern,
+      AttentionPattern pattern,
       int blockSize) {
     return SparseAttentionOps.sparseAttention(sd, q, k, v, pattern, blockSize);
   }

@@ -3,6 +3,7 @@ package org.sparseflow.ops.samediff;
 import java.util.Arrays;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.SparseLinear;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
@@ -81,8 +82,7 @@ final class SparseMatmulKernels {
   private static INDArray target2d(INDArray out) {
     return out.rank() == 2
         ? out
-        : org.nd4j.linalg.factory.Nd4j.create(
-            out.dataType(), out.length() / out.size(-1), out.size(-1));
+        : Nd4j.create(out.dataType(), out.length() / out.size(-1), out.size(-1));
   }
 
   private static void copyBack(INDArray out2, INDArray out) {

@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -121,8 +124,8 @@ class AttentionPatternTest {
     // included)
     BlockLayout l = AttentionPattern.parse("local:128").layout(1024, 64, 1);
     for (int i = 0; i < 16; i++) {
-      int[] expect = java.util.stream.IntStream.rangeClosed(Math.max(0, i - 2), i).toArray();
-      assertEquals(java.util.Arrays.toString(expect), java.util.Arrays.toString(l.keyBlocks(0, i)));
+      int[] expect = IntStream.rangeClosed(Math.max(0, i - 2), i).toArray();
+      assertEquals(Arrays.toString(expect), Arrays.toString(l.keyBlocks(0, i)));
     }
     for (int i = 0; i < 1024; i++) {
       int seen = 0;
@@ -160,15 +163,9 @@ class AttentionPatternTest {
     BlockLayout a = AttentionPattern.parse("random:2:seed=1").layout(256, 16, 2);
     BlockLayout b = AttentionPattern.parse("random:2:seed=1").layout(256, 16, 2);
     BlockLayout c = AttentionPattern.parse("random:2:seed=2").layout(256, 16, 2);
-    assertEquals(
-        java.util.Arrays.deepToString(a.keptBlocks(0)),
-        java.util.Arrays.deepToString(b.keptBlocks(0)));
-    assertNotEquals(
-        java.util.Arrays.deepToString(a.keptBlocks(0)),
-        java.util.Arrays.deepToString(c.keptBlocks(0)));
-    assertNotEquals(
-        java.util.Arrays.deepToString(a.keptBlocks(0)),
-        java.util.Arrays.deepToString(a.keptBlocks(1)));
+    assertEquals(Arrays.deepToString(a.keptBlocks(0)), Arrays.deepToString(b.keptBlocks(0)));
+    assertNotEquals(Arrays.deepToString(a.keptBlocks(0)), Arrays.deepToString(c.keptBlocks(0)));
+    assertNotEquals(Arrays.deepToString(a.keptBlocks(0)), Arrays.deepToString(a.keptBlocks(1)));
     for (int i = 0; i < 16; i++) {
       assertEquals(
           1 + Math.min(2, i),
@@ -191,6 +188,6 @@ class AttentionPatternTest {
   }
 
   private static void assertFalse(boolean b) {
-    org.junit.jupiter.api.Assertions.assertFalse(b);
+    Assertions.assertFalse(b);
   }
 }

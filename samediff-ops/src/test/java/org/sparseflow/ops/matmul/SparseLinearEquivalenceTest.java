@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -16,6 +17,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.nd4j.linalg.ops.transforms.Transforms;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -204,12 +206,12 @@ class SparseLinearEquivalenceTest {
     INDArray wKeptNaN = w.dup();
     wKeptNaN.putScalar(17, 17, Float.NaN); // block (1, 1) is kept
     IllegalArgumentException e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class, () -> SparseLinear.forward(x, wKeptNaN, null, mask));
     assertTrue(
         e.getMessage().startsWith("w contains 1 NaN value(s) in kept weights"), e.getMessage());
     e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class,
             () ->
                 SparseLinear.backward(x, wKeptNaN, mask, Nd4j.randn(DataType.FLOAT, 8, 96), false));
@@ -217,7 +219,7 @@ class SparseLinearEquivalenceTest {
     // the same into a row-major dx (probed as a whole, not panel by panel)
     INDArray dxRowMajor = Nd4j.create(DataType.FLOAT, new long[] {8, 64}, 'c');
     e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class,
             () ->
                 SparseLinear.backwardInto(
@@ -239,13 +241,13 @@ class SparseLinearEquivalenceTest {
     INDArray xNaN = x.dup();
     xNaN.putScalar(3, 20, Float.NaN); // column 20 is in row block 1, which has a kept block
     e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class, () -> SparseLinear.forward(xNaN, w, null, mask));
     assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
     // the same with a row-major output (its panels are probed across rows, not row by row)
     INDArray yRowMajor = Nd4j.create(DataType.FLOAT, new long[] {8, 96}, 'c');
     e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class,
             () -> SparseLinear.forwardInto(xNaN, w, null, mask, yRowMajor));
     assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
@@ -253,14 +255,14 @@ class SparseLinearEquivalenceTest {
     tall.putScalar(37, 20, Float.NaN); // more rows than the panel is wide: the strided probe
     INDArray yTall = Nd4j.create(DataType.FLOAT, new long[] {40, 96}, 'c');
     e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class,
             () -> SparseLinear.forwardInto(tall, w, null, mask, yTall));
     assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
     INDArray dyNaN = Nd4j.randn(DataType.FLOAT, 8, 96);
     dyNaN.putScalar(2, 0, Float.NaN);
     e =
-        org.junit.jupiter.api.Assertions.assertThrows(
+        Assertions.assertThrows(
             IllegalArgumentException.class, () -> SparseLinear.backward(x, w, mask, dyNaN, false));
     assertTrue(e.getMessage().startsWith("dy contains 1 NaN"), e.getMessage());
   }
@@ -273,14 +275,9 @@ class SparseLinearEquivalenceTest {
   void probeSumSeesExactlyTheViewsElements() {
     INDArray flat = Nd4j.rand(DataType.FLOAT, 1, 300);
     INDArray view =
-        flat.get(
-                org.nd4j.linalg.indexing.NDArrayIndex.point(0),
-                org.nd4j.linalg.indexing.NDArrayIndex.interval(100, 200))
-            .reshape('f', 10, 10);
+        flat.get(NDArrayIndex.point(0), NDArrayIndex.interval(100, 200)).reshape('f', 10, 10);
     assertEquals(
-        org.nd4j.linalg.ops.transforms.Transforms.abs(view).sumNumber().doubleValue(),
-        BlockSparseKernels.probeSum(view),
-        1e-4);
+        Transforms.abs(view).sumNumber().doubleValue(), BlockSparseKernels.probeSum(view), 1e-4);
     flat.putScalar(0, 99, Float.NaN);
     flat.putScalar(0, 200, Float.NaN);
     assertFalse(

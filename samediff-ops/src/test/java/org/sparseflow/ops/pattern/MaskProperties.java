@@ -10,6 +10,7 @@ import net.jqwik.api.constraints.IntRange;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 
 /** Properties of mask construction: density, top-k, N:M groups, JSON round trips. */
 class MaskProperties {
@@ -95,9 +96,7 @@ class MaskProperties {
     for (int i = 0; i < br; i++) {
       for (int j = 0; j < bc; j++) {
         double norm =
-            s.get(
-                    org.nd4j.linalg.indexing.NDArrayIndex.interval(i * b, i * b + b),
-                    org.nd4j.linalg.indexing.NDArrayIndex.interval(j * b, j * b + b))
+            s.get(NDArrayIndex.interval(i * b, i * b + b), NDArrayIndex.interval(j * b, j * b + b))
                 .norm2Number()
                 .doubleValue();
         if (m.isBlockKept(i, j)) {

@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -15,12 +18,15 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.TrainingConfig;
+import org.nd4j.imports.converters.ImportClassMapping;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
+import org.nd4j.linalg.ops.transforms.Transforms;
 import org.sparseflow.ops.backend.SparseFlowBackend;
+import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -32,12 +38,8 @@ class SparseMatmulOpTest {
     assertInstanceOf(SparseFlowBackend.class, Nd4j.getBackend());
     assertInstanceOf(SparseFlowOpExecutioner.class, Nd4j.getExecutioner());
     SparseFlowOps.registerAll();
-    assertTrue(
-        org.nd4j.imports.converters.ImportClassMapping.getOpNameMapping()
-            .containsKey(SparseMatmulOp.OP_NAME));
-    assertTrue(
-        org.nd4j.imports.converters.ImportClassMapping.getOpNameMapping()
-            .containsKey(SparseMatmulBpOp.OP_NAME));
+    assertTrue(ImportClassMapping.getOpNameMapping().containsKey(SparseMatmulOp.OP_NAME));
+    assertTrue(ImportClassMapping.getOpNameMapping().containsKey(SparseMatmulBpOp.OP_NAME));
   }
 
   private static SameDiff graph(DataType dt, SparseMask mask, boolean withBias, long seed) {
@@ -67,7 +69,7 @@ class SparseMatmulOpTest {
       INDArray target = name.equals("x") ? ph.get("x") : sd.getVariable(name).getArr();
       INDArray g = analytic.get(name);
       double eps = 1e-6;
-      java.util.Random pick = new java.util.Random(name.hashCode());
+      Random pick = new Random(name.hashCode());
       for (int trial = 0; trial < 10; trial++) {
         long i = pick.nextInt((int) target.length()); // a sample of entries keeps the test fast
         double orig = target.getDouble(i);
@@ -127,7 +129,7 @@ class SparseMatmulOpTest {
     INDArray x = Nd4j.randn(DataType.FLOAT, 64, 32);
     INDArray teacher =
         Nd4j.randn(DataType.FLOAT, 32, 64).muli(mask.toDense(DataType.FLOAT)).muli(0.2);
-    DataSet ds = new DataSet(x, org.nd4j.linalg.ops.transforms.Transforms.tanh(x.mmul(teacher)));
+    DataSet ds = new DataSet(x, Transforms.tanh(x.mmul(teacher)));
     double first =
         sd.output(Map.of("x", x, "label", ds.getLabels()), "loss").get("loss").getDouble(0);
     for (int i = 0; i < 25; i++) {
@@ -198,8 +200,8 @@ class SparseMatmulOpTest {
   }
 
   /** The op instances of the graph's gradient function of class {@code type}. */
-  private static <T> java.util.List<T> gradOps(SameDiff sd, Class<T> type) {
-    java.util.List<T> out = new java.util.ArrayList<>();
+  private static <T> List<T> gradOps(SameDiff sd, Class<T> type) {
+    List<T> out = new ArrayList<>();
     for (var op : sd.getFunction("grad").getOps().values()) {
       if (type.isInstance(op.getOp())) {
         out.add(type.cast(op.getOp()));
@@ -229,13 +231,13 @@ class SparseMatmulOpTest {
     assertTrue(dense.mul(m.rsub(1.0)).norm1Number().doubleValue() > 0);
 
     // a cached layout replaces the mask input: the complement layout computes the complement
-    org.sparseflow.ops.pattern.BlockMask layout = (org.sparseflow.ops.pattern.BlockMask) mask;
+    BlockMask layout = (BlockMask) mask;
     boolean[] flags = layout.blockFlags();
     boolean[] flipped = new boolean[flags.length];
     for (int i = 0; i < flags.length; i++) {
       flipped[i] = !flags[i];
     }
-    var complement = org.sparseflow.ops.pattern.BlockMask.of(16, 32, 8, flipped);
+    var complement = BlockMask.of(16, 32, 8, flipped);
     for (SparseMatmulBpOp bp : gradOps(sd, SparseMatmulBpOp.class)) {
       bp.setDenseWeightGrad(false);
       bp.setBlockLayout(complement);
@@ -248,7 +250,7 @@ class SparseMatmulOpTest {
     assertEquals(0.0, other.mul(m).norm1Number().doubleValue(), 0.0);
     assertTrue(other.norm1Number().doubleValue() > 0);
     // a layout with another block size is rejected, naming both sizes
-    var wrong = org.sparseflow.ops.pattern.BlockMask.of(16, 32, 16, new boolean[2]);
+    var wrong = BlockMask.of(16, 32, 16, new boolean[2]);
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
