@@ -41,6 +41,11 @@ final class VectorBlockKernels {
   private static final int BACKWARD_TILE = Integer.getInteger("sparseflow.backwardTileRows", 64);
 
   /**
+   * Row-tile chunks of the backward's dW/dBias sums (fixed, so results do not depend on threads).
+   */
+  private static final int REDUCTION_CHUNKS = 8;
+
+  /**
    * Padding of tile rows (floats): rows of 1024 or 4096 floats would all map to the same L1 cache
    * sets, and the kernels read 8-64 rows at once.
    */
@@ -114,41 +119,48 @@ final class VectorBlockKernels {
     FloatBuffer dxb = dx != null ? view(dx) : null;
     int tile = tileRows(n, BACKWARD_TILE);
     int tiles = (n + tile - 1) / tile;
-    int threads = BlockSparseKernels.threads();
-    float[][] acc = new float[threads][];
-    float[][] colSums = new float[threads][];
-    boolean[] nan = new boolean[threads];
+    // dW and dBias are sums over the row tiles. Each of a fixed number of chunks of consecutive
+    // tiles sums into its own buffer, and the chunks are added in order, so the result does not
+    // depend on which thread ran which tile, nor on the thread count: training is bit-reproducible.
+    int chunks = Math.min(tiles, REDUCTION_CHUNKS);
+    float[][] acc = new float[chunks][];
+    float[][] colSums = new float[chunks][];
+    boolean[] nan = new boolean[chunks];
     int[] rowIdx = new int[tile];
     for (int s = 0; s < tile; s++) {
       rowIdx[s] = s * (k + PAD);
     }
     BlockSparseKernels.parallelFor(
-        tiles,
-        (worker, t) -> {
-          int r0 = t * tile;
-          int rows = Math.min(tile, n - r0);
-          float[] g = buffer(0, rows * (cols + PAD));
-          TileIo.readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
-          if (db != null) {
-            if (colSums[worker] == null) {
-              colSums[worker] = new float[cols];
+        chunks,
+        (thread, chunk) -> {
+          int t0 = (int) ((long) chunk * tiles / chunks);
+          int t1 = (int) ((long) (chunk + 1) * tiles / chunks);
+          for (int t = t0; t < t1; t++) {
+            int r0 = t * tile;
+            int rows = Math.min(tile, n - r0);
+            float[] g = buffer(0, rows * (cols + PAD));
+            TileIo.readRows(dyb, dy.stride(0), dy.stride(1), r0, rows, cols, g, cols + PAD);
+            if (db != null) {
+              if (colSums[chunk] == null) {
+                colSums[chunk] = new float[cols];
+              }
+              VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[chunk]);
             }
-            VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[worker]);
-          }
-          if (dx != null) {
-            float[] c = buffer(1, rows * (k + PAD));
-            Arrays.fill(c, 0, rows * (k + PAD), 0f);
-            multiply(pt, rows, g, cols + PAD, c, k + PAD);
-            nan[worker] |= hasNaN(c, rows * (k + PAD));
-            TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
-          }
-          if (dW != null) {
-            float[] a = buffer(2, rows * (k + PAD));
-            TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
-            if (acc[worker] == null) {
-              acc[worker] = new float[p.values.length];
+            if (dx != null) {
+              float[] c = buffer(1, rows * (k + PAD));
+              Arrays.fill(c, 0, rows * (k + PAD), 0f);
+              multiply(pt, rows, g, cols + PAD, c, k + PAD);
+              nan[chunk] |= hasNaN(c, rows * (k + PAD));
+              TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
             }
-            weightGradTile(p, rows, a, g, cols + PAD, rowIdx, acc[worker]);
+            if (dW != null) {
+              float[] a = buffer(2, rows * (k + PAD));
+              TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+              if (acc[chunk] == null) {
+                acc[chunk] = new float[p.values.length];
+              }
+              weightGradTile(p, rows, a, g, cols + PAD, rowIdx, acc[chunk]);
+            }
           }
         });
     if (dW != null) {

@@ -110,6 +110,35 @@ class VectorBlockKernelsTest {
     assertTrue(relErr(db, dyd.sum(0)) < TOL, "dBias");
   }
 
+  /**
+   * dW and dBias are sums over row tiles; they must be bit-identical whatever the thread count and
+   * however the threads pick up the tiles, or resumed training would drift from an uninterrupted
+   * run. Many tiles (1000 rows) so that two threads share the work in every repetition.
+   */
+  @Test
+  void backwardSumsAreBitIdenticalForAnyThreadCount() {
+    BlockMask mask = (BlockMask) PatternSpec.block(16).random(64, 96, 0.5, 5);
+    Nd4j.getRandom().setSeed(17);
+    INDArray x = Nd4j.randn(DataType.FLOAT, 1000, 64);
+    INDArray w = Nd4j.randn(DataType.FLOAT, 64, 96);
+    INDArray dy = Nd4j.randn(DataType.FLOAT, 1000, 96);
+    INDArray refW = null;
+    INDArray refB = null;
+    for (int rep = 0; rep < 6; rep++) {
+      BlockSparseKernels.setThreads(rep % 3 == 0 ? 1 : 2);
+      INDArray dW = Nd4j.zeros(DataType.FLOAT, 64, 96);
+      INDArray db = Nd4j.zeros(DataType.FLOAT, 96);
+      VectorBlockKernels.backward(x, w, mask, dy, null, dW, db);
+      if (refW == null) {
+        refW = dW;
+        refB = db;
+      } else {
+        assertEquals(refW, dW, "dW, repetition " + rep);
+        assertEquals(refB, db, "dBias, repetition " + rep);
+      }
+    }
+  }
+
   @Test
   void rowMajorWeightGradientOverwritesGarbageOutsideTheMask() {
     BlockMask mask = (BlockMask) PatternSpec.block(32).random(64, 96, 0.3, 3);
