@@ -6,6 +6,7 @@ import org.sparseflow.train.Comparison;
 import org.sparseflow.train.ProgressBar;
 import org.sparseflow.train.RunDirectory;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -61,18 +62,7 @@ public final class CompareCommand implements Callable<Integer> {
       description = "Random seed, any 64-bit integer (default: ${DEFAULT-VALUE}).")
   long seed = 42;
 
-  @Option(
-      names = "--batch-size",
-      description = "Sequences per step, 1..4096 (default: ${DEFAULT-VALUE}).")
-  int batchSize = 16;
-
-  @Option(
-      names = "--context-length",
-      description = "Characters per sequence, 1..8192 (default: ${DEFAULT-VALUE}).")
-  int contextLength = 128;
-
-  @Option(names = "--lr", description = "Learning rate, in (0, 1] (default: ${DEFAULT-VALUE}).")
-  double learningRate = 1e-3;
+  @Mixin BatchOptions batch;
 
   @Option(
       names = "--eval-every",
@@ -108,9 +98,9 @@ public final class CompareCommand implements Callable<Integer> {
     o.sparsity = sparsity;
     o.steps = steps;
     o.seed = seed;
-    o.batchSize = batchSize;
-    o.contextLength = contextLength;
-    o.learningRate = learningRate;
+    o.batchSize = batch.batchSize;
+    o.contextLength = batch.contextLength;
+    o.learningRate = batch.learningRate;
     o.evalEvery = evalEvery == null ? Math.max(1, steps / 10) : evalEvery;
     o.evalWindows = evalWindows;
     o.simulate = !noSimulate;

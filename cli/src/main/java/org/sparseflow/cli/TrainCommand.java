@@ -13,6 +13,7 @@ import org.sparseflow.train.RunDirectory;
 import org.sparseflow.train.TrainConfig;
 import org.sparseflow.train.Trainer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -91,18 +92,7 @@ public final class TrainCommand implements Callable<Integer> {
               + " --plain-progress may be added.")
   Path fromSummary;
 
-  @Option(
-      names = "--batch-size",
-      description = "Sequences per step, 1..4096 (default: ${DEFAULT-VALUE}).")
-  int batchSize = 16;
-
-  @Option(
-      names = "--context-length",
-      description = "Characters per sequence, 1..8192 (default: ${DEFAULT-VALUE}).")
-  int contextLength = 128;
-
-  @Option(names = "--lr", description = "Learning rate, in (0, 1] (default: ${DEFAULT-VALUE}).")
-  double learningRate = 1e-3;
+  @Mixin BatchOptions batch;
 
   @Option(
       names = "--eval-every",
@@ -187,9 +177,9 @@ public final class TrainCommand implements Callable<Integer> {
       c.sparsity = sparsity;
       c.steps = steps;
       c.seed = seed;
-      c.batchSize = batchSize;
-      c.contextLength = contextLength;
-      c.learningRate = learningRate;
+      c.batchSize = batch.batchSize;
+      c.contextLength = batch.contextLength;
+      c.learningRate = batch.learningRate;
       c.evalEvery = evalEvery;
       c.evalWindows = evalWindows;
       c.checkpointEvery = checkpointEvery;

@@ -36,12 +36,8 @@ public final class ParallelMstTrainer {
   private final int workers;
   private final int averagingFrequency;
   private final ParallelWrapper.TrainingMode mode;
-  private final String runId = "pw-" + UUID.randomUUID();
-  private File checkpointDir;
-  private int checkpointEvery = 1;
+  private final IntervalRun run;
   private int gradientBatches;
-  private int stopAfterIntervals = Integer.MAX_VALUE;
-  private final List<SparkMstTrainer.IntervalLog> log = new ArrayList<>();
 
   /**
    * @param net network with SparseFlow sparse layers, trained in place
@@ -90,6 +86,7 @@ public final class ParallelMstTrainer {
     this.averagingFrequency = averagingFrequency;
     this.mode = mode;
     this.gradientBatches = workers;
+    this.run = new IntervalRun(mst, "pw-" + UUID.randomUUID());
     mst.bind(net);
   }
 
@@ -103,17 +100,12 @@ public final class ParallelMstTrainer {
     ParallelMstTrainer t =
         new ParallelMstTrainer(
             c.model(), DriverMst.resume(c.state()), workers, averagingFrequency, mode);
-    t.checkpointDir = dir;
+    t.run.resumedFrom(dir);
     return t;
   }
 
   public ParallelMstTrainer checkpoint(File dir, int everyIntervals) {
-    if (everyIntervals < 1) {
-      throw new IllegalArgumentException(
-          "everyIntervals = " + everyIntervals + " is invalid; allowed: >= 1");
-    }
-    this.checkpointDir = dir;
-    this.checkpointEvery = everyIntervals;
+    run.checkpoint(dir, everyIntervals);
     return this;
   }
 
@@ -130,7 +122,7 @@ public final class ParallelMstTrainer {
   }
 
   public ParallelMstTrainer stopAfterIntervals(int n) {
-    this.stopAfterIntervals = n;
+    run.stopAfterIntervals(n);
     return this;
   }
 
@@ -147,11 +139,11 @@ public final class ParallelMstTrainer {
   }
 
   public String runId() {
-    return runId;
+    return run.runId();
   }
 
   public List<SparkMstTrainer.IntervalLog> log() {
-    return new ArrayList<>(log);
+    return run.log();
   }
 
   private static Collection<TrainingListener> listenersOf(Model m) {
@@ -171,14 +163,11 @@ public final class ParallelMstTrainer {
       throw new IllegalArgumentException("batches is empty; allowed: at least one minibatch");
     }
     int deltaT = mst.deltaT();
-    long total = mst.totalSteps();
-    int intervals = (int) ((total + deltaT - 1) / deltaT);
     int perInterval = deltaT * workers;
     int n = batches.size();
-    int first = (int) (mst.core().step() / deltaT);
     int done = 0;
     try {
-      for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
+      for (int i = run.firstInterval(); run.runs(i, done); i++, done++) {
         List<DataSet> chunk = new ArrayList<>(perInterval);
         for (int k = 0; k < perInterval; k++) {
           chunk.add(batches.get((int) (((long) i * perInterval + k) % n)));
@@ -191,7 +180,7 @@ public final class ParallelMstTrainer {
                 .prefetchBuffer(0)
                 .reportScoreAfterAveraging(false)
                 .build();
-        pw.setListeners(new MaskGuardListener(runId, i, mst.digests(), 1));
+        pw.setListeners(new MaskGuardListener(run.runId(), i, mst.digests(), 1));
         // replica 0 is the model itself and keeps the wrapper's listeners after fit: restore the
         // user's
         Collection<TrainingListener> own = listenersOf(net);
@@ -202,11 +191,7 @@ public final class ParallelMstTrainer {
           net.setListeners(own);
         }
         double score = net.score();
-        long leaked = 0;
-        for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
-          leaked += MaskedWeights.violations(r);
-          r.layer.applyMasks();
-        }
+        long leaked = IntervalRun.reapplyMasks(net);
         List<DataSet> gradData =
             chunk.subList(Math.max(0, chunk.size() - gradientBatches), chunk.size());
         DriverMst.IntervalResult res =
@@ -219,12 +204,9 @@ public final class ParallelMstTrainer {
                         net, mst.core().config(), gradData.iterator(), gradientBatches));
         SparkMstTrainer.IntervalLog entry =
             new SparkMstTrainer.IntervalLog(i, score, leaked, res, null);
-        log.add(entry);
+        run.record(entry);
         LOG.info("parallel-wrapper MST {}", entry);
-        boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
-        if (checkpointDir != null && ((i + 1) % checkpointEvery == 0 || last)) {
-          ScaleOutCheckpoint.save(checkpointDir, net, mst);
-        }
+        run.checkpointIfDue(net, i, done);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -102,17 +102,13 @@ public final class SparkMstTrainer {
   private final DriverMst mst;
   private final Supplier<TrainingMaster<?, ?>> masters;
   private final int numWorkers;
-  private final String runId;
-  private File checkpointDir;
-  private int checkpointEvery = 1;
+  private final IntervalRun run;
   private int gradientBatchesPerPartition = 1;
   private int auditEvery = 1;
-  private int stopAfterIntervals = Integer.MAX_VALUE;
   private boolean requirePeers = true;
   private long peerTimeoutMs = 60_000;
   private long peerUpdatesThisFit;
   private int exchangeChecks;
-  private final List<IntervalLog> log = new ArrayList<>();
 
   /**
    * @param sc Spark context
@@ -148,7 +144,7 @@ public final class SparkMstTrainer {
     this.mst = mst;
     this.masters = masters;
     this.numWorkers = numWorkers;
-    this.runId = "spark-" + UUID.randomUUID();
+    this.run = new IntervalRun(mst, "spark-" + UUID.randomUUID());
     mst.bind(net);
   }
 
@@ -171,7 +167,7 @@ public final class SparkMstTrainer {
     SparkMstTrainer t =
         new SparkMstTrainer(
             sc, (MultiLayerNetwork) c.model(), DriverMst.resume(c.state()), masters, numWorkers);
-    t.checkpointDir = dir;
+    t.run.resumedFrom(dir);
     return t;
   }
 
@@ -180,12 +176,7 @@ public final class SparkMstTrainer {
    * last).
    */
   public SparkMstTrainer checkpoint(File dir, int everyIntervals) {
-    if (everyIntervals < 1) {
-      throw new IllegalArgumentException(
-          "everyIntervals = " + everyIntervals + " is invalid; allowed: >= 1");
-    }
-    this.checkpointDir = dir;
-    this.checkpointEvery = everyIntervals;
+    run.checkpoint(dir, everyIntervals);
     return this;
   }
 
@@ -216,7 +207,7 @@ public final class SparkMstTrainer {
    * stays).
    */
   public SparkMstTrainer stopAfterIntervals(int n) {
-    this.stopAfterIntervals = n;
+    run.stopAfterIntervals(n);
     return this;
   }
 
@@ -255,11 +246,11 @@ public final class SparkMstTrainer {
   }
 
   public String runId() {
-    return runId;
+    return run.runId();
   }
 
   public List<IntervalLog> log() {
-    return new ArrayList<>(log);
+    return run.log();
   }
 
   /**
@@ -269,8 +260,6 @@ public final class SparkMstTrainer {
    */
   public MultiLayerNetwork fit(JavaRDD<DataSet> data) {
     int deltaT = mst.deltaT();
-    long total = mst.totalSteps();
-    int intervals = (int) ((total + deltaT - 1) / deltaT);
     JavaPairRDD<Long, DataSet> indexed =
         data.zipWithIndex()
             .mapToPair(t -> new Tuple2<>(t._2(), t._1()))
@@ -281,17 +270,16 @@ public final class SparkMstTrainer {
           "data is empty; allowed: an RDD with at least one minibatch");
     }
     long perInterval = (long) deltaT * numWorkers;
-    int first = (int) (mst.core().step() / deltaT);
     peerUpdatesThisFit = 0;
     exchangeChecks = 0;
     int done = 0;
     try {
-      for (int i = first; i < intervals && done < stopAfterIntervals; i++, done++) {
+      for (int i = run.firstInterval(); run.runs(i, done); i++, done++) {
         long start = (i * perInterval) % n;
         JavaRDD<DataSet> chunk = chunk(indexed, start, perInterval, n);
         TrainingMaster<?, ?> tm = masters.get();
         if (tm instanceof SharedTrainingMaster && !sc.isLocal()) {
-          chunk = chunk.mapPartitions(new ParameterServerReset(runId + "-" + i), true);
+          chunk = chunk.mapPartitions(new ParameterServerReset(run.runId() + "-" + i), true);
         }
         warnIfUpdaterNotAveraged(tm);
         SparkDl4jMultiLayer spark = new SparkDl4jMultiLayer(sc, net, tm);
@@ -299,7 +287,7 @@ public final class SparkMstTrainer {
         sc.sc().register(audit, "sparseflow-mask-audit-" + i);
         int executors = trainingExecutors(tm);
         spark.setListeners(
-            new MaskGuardListener(runId, i, mst.digests(), auditEvery, audit)
+            new MaskGuardListener(run.runId(), i, mst.digests(), auditEvery, audit)
                 .awaitMesh(executors > 1 && requirePeers ? executors + 1 : 0, peerTimeoutMs)
                 .collectParams(executors > 1));
         spark.fit(chunk);
@@ -312,11 +300,7 @@ public final class SparkMstTrainer {
         // parameter averaging reports the workers' mean score on the Spark wrapper, gradient
         // sharing on the network
         double score = spark.getScore() != 0.0 ? spark.getScore() : net.score();
-        long leaked = 0;
-        for (MaskedWeights.Ref r : MaskedWeights.find(net)) {
-          leaked += MaskedWeights.violations(r);
-          r.layer.applyMasks();
-        }
+        long leaked = IntervalRun.reapplyMasks(net);
         final JavaRDD<DataSet> gradData = chunk;
         DriverMst.IntervalResult res =
             mst.intervalDone(
@@ -327,12 +311,9 @@ public final class SparkMstTrainer {
                     DenseGradients.spark(
                         sc, gradData, net, mst.core().config(), gradientBatchesPerPartition));
         IntervalLog entry = new IntervalLog(i, score, leaked, res, workers);
-        log.add(entry);
+        run.record(entry);
         LOG.info("spark MST {}", entry);
-        boolean last = i == intervals - 1 || done + 1 >= stopAfterIntervals;
-        if (checkpointDir != null && ((i + 1) % checkpointEvery == 0 || last)) {
-          ScaleOutCheckpoint.save(checkpointDir, net, mst);
-        }
+        run.checkpointIfDue(net, i, done);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -15,35 +15,11 @@ import org.sparseflow.ops.pattern.BlockMask;
  * [keptBlocks * b, b], its fixed {@link PackedLayout}, and packing / unpacking to the dense W [nIn,
  * nOut] (zeros outside the kept blocks), e.g. to densify a model or compare with a masked twin.
  */
-public final class PackedSparseParam {
-  private final Model model;
-  private final Layer modelLayer;
-  private final SparseWeightLayer layer;
-  private final String key;
-  private final String name;
+public final class PackedSparseParam extends WeightHandle {
 
   PackedSparseParam(
       Model model, Layer modelLayer, SparseWeightLayer layer, String key, String name) {
-    this.model = model;
-    this.modelLayer = modelLayer;
-    this.layer = layer;
-    this.key = key;
-    this.name = name;
-  }
-
-  /** Param-table name, e.g. "0_W" or "h0_fc_W". */
-  public String name() {
-    return name;
-  }
-
-  /** The model's layer that holds the weight (a wrapper such as TimeDistributed stays it). */
-  public Layer modelLayer() {
-    return modelLayer;
-  }
-
-  /** Key of the weight inside its layer ("W"). */
-  public String weightKey() {
-    return key;
+    super(model, modelLayer, layer, key, name);
   }
 
   /** The fixed block layout. */

@@ -16,42 +16,15 @@ import org.sparseflow.ops.pattern.SparseMask;
  * mask updates that keep W and the optimizer state consistent, and access to the raw weight
  * gradient.
  */
-public final class SparseParam {
-  private final Model model;
-  private final Layer modelLayer;
-  private final SparseWeightLayer layer;
-  private final String key;
-  private final String name;
+public final class SparseParam extends WeightHandle {
 
   SparseParam(Model model, Layer modelLayer, SparseWeightLayer layer, String key, String name) {
-    this.model = model;
-    this.modelLayer = modelLayer;
-    this.layer = layer;
-    this.key = key;
-    this.name = name;
-  }
-
-  /** Param-table name, e.g. "0_W" or "attn1_Wq". */
-  public String name() {
-    return name;
+    super(model, modelLayer, layer, key, name);
   }
 
   /** The layer implementation holding the weight. */
   public SparseWeightLayer layer() {
     return layer;
-  }
-
-  /**
-   * The model's layer that holds the weight: {@link #layer()} itself, or the wrapper (e.g.
-   * TimeDistributed) around it, which is how the model's updater knows the weight.
-   */
-  public Layer modelLayer() {
-    return modelLayer;
-  }
-
-  /** Key of the weight inside its layer ("W", "Wq", ...). */
-  public String weightKey() {
-    return key;
   }
 
   /** Live view of the weight [nIn, nOut]; exact zeros outside the mask. */

@@ -184,8 +184,8 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     return SparseFlowParamInitializer.getInstance();
   }
 
-  @Override
-  public InputType getOutputType(int layerIndex, InputType inputType) {
+  /** The input type as recurrent, or a clear error for any other (or no) input type. */
+  private InputType.InputTypeRecurrent recurrent(InputType inputType) {
     if (inputType == null || inputType.getType() != InputType.Type.RNN) {
       throw new IllegalArgumentException(
           LayerValidation.where(getLayerName())
@@ -193,21 +193,19 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
               + inputType
               + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
     }
-    InputType.InputTypeRecurrent r = (InputType.InputTypeRecurrent) inputType;
-    return InputType.recurrent(nOut, r.getTimeSeriesLength(), dataFormat);
+    return (InputType.InputTypeRecurrent) inputType;
+  }
+
+  @Override
+  public InputType getOutputType(int layerIndex, InputType inputType) {
+    return InputType.recurrent(nOut, recurrent(inputType).getTimeSeriesLength(), dataFormat);
   }
 
   @Override
   public void setNIn(InputType inputType, boolean override) {
-    if (inputType == null || inputType.getType() != InputType.Type.RNN) {
-      throw new IllegalArgumentException(
-          LayerValidation.where(getLayerName())
-              + "input type = "
-              + inputType
-              + " is not allowed; allowed: recurrent [minibatch, nIn, T] (InputType.recurrent)");
-    }
+    InputType.InputTypeRecurrent r = recurrent(inputType);
     if (nIn <= 0 || override) {
-      nIn = ((InputType.InputTypeRecurrent) inputType).getSize();
+      nIn = r.getSize();
     }
   }
 

@@ -45,10 +45,10 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
 
   protected SparseDenseLayer(Builder b) {
     super(b);
-    this.pattern = b.pattern;
-    this.density = b.density;
-    this.storage = b.storage;
-    this.blockLayout = b.blockLayout;
+    this.pattern = b.weights.pattern;
+    this.density = b.weights.density;
+    this.storage = b.weights.storage;
+    this.blockLayout = b.weights.blockLayout;
     this.hasBias = b.hasBias;
     initializeConstraints(b);
   }
@@ -222,48 +222,14 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
   // override, which gives callers the layer's own type, as an unchecked conversion on the class.
   @SuppressWarnings("unchecked")
-  public static class Builder extends FeedForwardLayer.Builder<Builder> {
-    private String pattern = "unstructured";
-    private double density = 1.0;
-    private String storage = PackedStorage.MASKED;
-    private int[] blockLayout;
-    private long layoutSeed = 12345L;
+  public static class Builder extends FeedForwardLayer.Builder<Builder>
+      implements MaskedWeightBuilder<Builder> {
+    private final MaskedWeightOptions weights = new MaskedWeightOptions();
     private boolean hasBias = true;
 
-    /** Weight pattern: unstructured, block8|16|32|64, or n:m. */
-    public Builder pattern(String pattern) {
-      this.pattern = pattern;
-      return this;
-    }
-
-    /** Fraction of weights kept by the initial mask, in (0, 1]. */
-    public Builder density(double density) {
-      this.density = density;
-      return this;
-    }
-
-    /**
-     * Weight storage: {@code masked} (default: dense W plus a mask param) or {@code packed} (block
-     * patterns: only the kept blocks are params; fixed layout, no MST).
-     */
-    public Builder storage(String storage) {
-      this.storage = storage;
-      return this;
-    }
-
-    /**
-     * Packed storage: the kept blocks as row-major block indices {@code i * (nOut / b) + j}; when
-     * not given, a seeded random layout of the configured density ({@link #layoutSeed}).
-     */
-    public Builder blockLayout(int[] blockLayout) {
-      this.blockLayout = blockLayout == null ? null : blockLayout.clone();
-      return this;
-    }
-
-    /** Seed of the random block layout of packed storage when none is given (default 12345). */
-    public Builder layoutSeed(long layoutSeed) {
-      this.layoutSeed = layoutSeed;
-      return this;
+    @Override
+    public MaskedWeightOptions maskedWeightOptions() {
+      return weights;
     }
 
     public Builder hasBias(boolean hasBias) {
@@ -274,10 +240,7 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
     @Override
     @SuppressWarnings("unchecked")
     public SparseDenseLayer build() {
-      LayerValidation.checkWeightSparsity(layerName, pattern, density, nIn, nOut);
-      blockLayout =
-          PackedStorage.resolve(
-              layerName, storage, pattern, density, nIn, nOut, blockLayout, layoutSeed);
+      weights.resolve(layerName, nIn, nOut);
       return new SparseDenseLayer(this);
     }
   }

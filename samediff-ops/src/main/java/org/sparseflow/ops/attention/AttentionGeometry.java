@@ -86,6 +86,26 @@ final class AttentionGeometry {
     }
   }
 
+  /**
+   * Checks that the log-sum-exp {@code lse} is [batch, heads, seqLen]; {@code source} ends the
+   * message (e.g. " from forward()").
+   */
+  void checkLse(INDArray lse, String source) {
+    if (lse == null || !Arrays.equals(lse.shape(), new long[] {batch, heads, seqLen})) {
+      throw new IllegalArgumentException(
+          "lse shape="
+              + (lse == null ? "null" : Arrays.toString(lse.shape()))
+              + "; expected ["
+              + batch
+              + ", "
+              + heads
+              + ", "
+              + seqLen
+              + "]"
+              + source);
+    }
+  }
+
   long rows() {
     return (long) batch * heads * seqLen;
   }

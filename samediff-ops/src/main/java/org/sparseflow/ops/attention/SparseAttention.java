@@ -157,18 +157,7 @@ public final class SparseAttention {
       INDArray lse) {
     AttentionGeometry g = new AttentionGeometry(q, k, v, layout, scale);
     g.checkSame("out", out);
-    if (lse == null || !Arrays.equals(lse.shape(), new long[] {g.batch, g.heads, g.seqLen})) {
-      throw new IllegalArgumentException(
-          "lse shape="
-              + (lse == null ? "null" : Arrays.toString(lse.shape()))
-              + "; expected ["
-              + g.batch
-              + ", "
-              + g.heads
-              + ", "
-              + g.seqLen
-              + "]");
-    }
+    g.checkLse(lse, "");
     checkFinite("q", q);
     checkFinite("k", k);
     checkFinite("v", v);
@@ -262,18 +251,7 @@ public final class SparseAttention {
     g.checkSame("dq", dq);
     g.checkSame("dk", dk);
     g.checkSame("dv", dv);
-    if (lse == null || !Arrays.equals(lse.shape(), new long[] {g.batch, g.heads, g.seqLen})) {
-      throw new IllegalArgumentException(
-          "lse shape="
-              + (lse == null ? "null" : Arrays.toString(lse.shape()))
-              + "; expected ["
-              + g.batch
-              + ", "
-              + g.heads
-              + ", "
-              + g.seqLen
-              + "] from forward()");
-    }
+    g.checkLse(lse, " from forward()");
     checkFinite("dOut", dOut);
     try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
       if (!NativeGemm.available()) {
