@@ -1,0 +1,55 @@
+package org.sparseflow.ops.attention;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+import org.sparseflow.ops.matmul.VectorSupport;
+
+/**
+ * JDK Vector API version of the backward kernel's element-wise step on one query block, in fp32:
+ * {@code P = exp(S - lse)} (zero above the causal diagonal) and {@code dS = P (dP - D)} over the
+ * transposed {@code [keys x block]} tiles, vectorised along the query rows of the block (contiguous
+ * in the tiles). Only loaded when {@link #applies} holds (so without {@code --add-modules
+ * jdk.incubator.vector} the scalar double-precision loop of {@link AttentionBackwardKernel} runs).
+ */
+final class AttentionVectorOps {
+  private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+
+  private AttentionVectorOps() {}
+
+  /** True when the vector module is present and the block size is a multiple of the lanes. */
+  static boolean applies(int block) {
+    return VectorSupport.AVAILABLE && block % VectorSupport.lanes() == 0;
+  }
+
+  /**
+   * In place over {@code nk} key rows of {@code b} query columns: {@code p[c*b+t] = exp(p[c*b+t] -
+   * lse[t])} and {@code ds[c*b+t] = p (ds[c*b+t] - di[t])}, with {@code p = ds = 0} where the key
+   * {@code c - diagOff} of the diagonal tile lies after query {@code t}.
+   */
+  static void softmaxGrad(
+      float[] p, float[] ds, int nk, int b, int diagOff, float[] lse, float[] di) {
+    final int lanes = SP.length();
+    FloatVector zero = FloatVector.zero(SP);
+    FloatVector iota = FloatVector.zero(SP).addIndex(1);
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector l = FloatVector.fromArray(SP, lse, t0);
+      FloatVector dv = FloatVector.fromArray(SP, di, t0);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector pv = FloatVector.fromArray(SP, p, idx).sub(l).lanewise(VectorOperators.EXP);
+        FloatVector g = pv.mul(FloatVector.fromArray(SP, ds, idx).sub(dv));
+        int key = c - diagOff;
+        if (key > t0) {
+          // lanes t0 + j with j < key - t0 come before key: masked
+          VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (key - t0));
+          pv = zero.blend(pv, keep);
+          g = zero.blend(g, keep);
+        }
+        pv.intoArray(p, idx);
+        g.intoArray(ds, idx);
+      }
+    }
+  }
+}
