@@ -52,4 +52,47 @@ final class AttentionVectorOps {
       }
     }
   }
+
+  /** {@code max[t] = max_c a[c*b+t]} over {@code nk} key rows. */
+  static void columnMax(float[] a, int nk, int b, float[] max) {
+    final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector m = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
+      for (int c = 0; c < nk; c++) {
+        m = m.max(FloatVector.fromArray(SP, a, c * b + t0));
+      }
+      m.intoArray(max, t0);
+    }
+  }
+
+  /**
+   * In place {@code a[c*b+t] = exp(a[c*b+t] - maxSum[t])}, and then {@code maxSum[t]} = the sum of
+   * those exponentials over the {@code nk} key rows.
+   */
+  static void expColumns(float[] a, int nk, int b, float[] maxSum) {
+    final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector m = FloatVector.fromArray(SP, maxSum, t0);
+      FloatVector sum = FloatVector.zero(SP);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector p = FloatVector.fromArray(SP, a, idx).sub(m).lanewise(VectorOperators.EXP);
+        p.intoArray(a, idx);
+        sum = sum.add(p);
+      }
+      sum.intoArray(maxSum, t0);
+    }
+  }
+
+  /** In place {@code a[c*b+t] *= f[t]} over {@code nk} key rows. */
+  static void scaleColumns(float[] a, int nk, int b, float[] f) {
+    final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector s = FloatVector.fromArray(SP, f, t0);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector.fromArray(SP, a, idx).mul(s).intoArray(a, idx);
+      }
+    }
+  }
 }

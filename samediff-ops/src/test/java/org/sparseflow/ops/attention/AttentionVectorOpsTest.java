@@ -16,11 +16,11 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.VectorSupport;
 
 /**
- * The fp32 backward with the Vector API element-wise step ({@link AttentionVectorOps}) equals the
- * dense double-precision reference ({@link DenseFallback} on fp64 copies of the inputs): block
- * sizes 16, 32, 64 (and 8, below the AVX-512 lane count, which keeps the scalar loop), even and odd
- * head dims, local + strided patterns, one thread and the parallel schedule. The tests run with
- * {@code --add-modules jdk.incubator.vector} (the surefire argLine).
+ * The fp32 forward (softmax) and backward with the Vector API element-wise steps ({@link
+ * AttentionVectorOps}) equal the dense double-precision reference ({@link DenseFallback} on fp64
+ * copies of the inputs): block sizes 16, 32, 64 (and 8, below the AVX-512 lane count, which keeps
+ * the scalar loop), even and odd head dims, local + strided patterns, one thread and the parallel
+ * schedule. The tests run with {@code --add-modules jdk.incubator.vector} (the surefire argLine).
  */
 class AttentionVectorOpsTest {
 
@@ -77,6 +77,7 @@ class AttentionVectorOpsTest {
 
     double tol = 2e-5;
     assertTrue(AttentionTestUtil.relErr(r.out(), outD) < tol, "out");
+    assertTrue(AttentionTestUtil.relErr(r.lse(), lseD) < tol, "lse");
     assertTrue(
         AttentionTestUtil.relErr(g.dq(), dq) < tol, "dq " + AttentionTestUtil.relErr(g.dq(), dq));
     assertTrue(
