@@ -1,0 +1,98 @@
+package org.sparseflow.ops.attention;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+import org.sparseflow.ops.matmul.VectorSupport;
+
+/**
+ * JDK Vector API version of the backward kernel's element-wise step on one query block, in fp32:
+ * {@code P = exp(S - lse)} (zero above the causal diagonal) and {@code dS = P (dP - D)} over the
+ * transposed {@code [keys x block]} tiles, vectorised along the query rows of the block (contiguous
+ * in the tiles). Only loaded when {@link #applies} holds (so without {@code --add-modules
+ * jdk.incubator.vector} the scalar double-precision loop of {@link AttentionBackwardKernel} runs).
+ */
+final class AttentionVectorOps {
+  private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+
+  private AttentionVectorOps() {}
+
+  /** True when the vector module is present and the block size is a multiple of the lanes. */
+  static boolean applies(int block) {
+    return VectorSupport.AVAILABLE && block % VectorSupport.lanes() == 0;
+  }
+
+  /**
+   * In place over {@code nk} key rows of {@code b} query columns: {@code p[c*b+t] = exp(p[c*b+t] -
+   * lse[t])} and {@code ds[c*b+t] = p (ds[c*b+t] - di[t])}, with {@code p = ds = 0} where the key
+   * {@code c - diagOff} of the diagonal tile lies after query {@code t}.
+   */
+  static void softmaxGrad(
+      float[] p, float[] ds, int nk, int b, int diagOff, float[] lse, float[] di) {
+    final int lanes = SP.length();
+    FloatVector zero = FloatVector.zero(SP);
+    FloatVector iota = FloatVector.zero(SP).addIndex(1);
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector l = FloatVector.fromArray(SP, lse, t0);
+      FloatVector dv = FloatVector.fromArray(SP, di, t0);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector pv = FloatVector.fromArray(SP, p, idx).sub(l).lanewise(VectorOperators.EXP);
+        FloatVector g = pv.mul(FloatVector.fromArray(SP, ds, idx).sub(dv));
+        int key = c - diagOff;
+        if (key > t0) {
+          // lanes t0 + j with j < key - t0 come before key: masked
+          VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (key - t0));
+          pv = zero.blend(pv, keep);
+          g = zero.blend(g, keep);
+        }
+        pv.intoArray(p, idx);
+        g.intoArray(ds, idx);
+      }
+    }
+  }
+
+  /** {@code max[t] = max_c a[c*b+t]} over {@code nk} key rows. */
+  static void columnMax(float[] a, int nk, int b, float[] max) {
+    final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector m = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
+      for (int c = 0; c < nk; c++) {
+        m = m.max(FloatVector.fromArray(SP, a, c * b + t0));
+      }
+      m.intoArray(max, t0);
+    }
+  }
+
+  /**
+   * In place {@code a[c*b+t] = exp(a[c*b+t] - maxSum[t])}, and then {@code maxSum[t]} = the sum of
+   * those exponentials over the {@code nk} key rows.
+   */
+  static void expColumns(float[] a, int nk, int b, float[] maxSum) {
+    final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector m = FloatVector.fromArray(SP, maxSum, t0);
+      FloatVector sum = FloatVector.zero(SP);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector p = FloatVector.fromArray(SP, a, idx).sub(m).lanewise(VectorOperators.EXP);
+        p.intoArray(a, idx);
+        sum = sum.add(p);
+      }
+      sum.intoArray(maxSum, t0);
+    }
+  }
+
+  /** In place {@code a[c*b+t] *= f[t]} over {@code nk} key rows. */
+  static void scaleColumns(float[] a, int nk, int b, float[] f) {
+    final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector s = FloatVector.fromArray(SP, f, t0);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector.fromArray(SP, a, idx).mul(s).intoArray(a, idx);
+      }
+    }
+  }
+}
