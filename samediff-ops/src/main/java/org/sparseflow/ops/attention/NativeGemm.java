@@ -242,21 +242,6 @@ final class NativeGemm {
       }
     }
 
-    /**
-     * The first n elements of a single-precision scratch, in an array owned by this scratch (shared
-     * with {@link #read}'s conversion buffer: valid until the next read or write).
-     */
-    float[] readFloats(int n) {
-      float[] f = floatBuffer(n);
-      fp(base).get(f, 0, n);
-      return f;
-    }
-
-    /** Writes n elements of {@code data} to a single-precision scratch. */
-    void writeFloats(float[] data, int n) {
-      fp(base).put(data, 0, n);
-    }
-
     private float[] floatBuffer(int n) {
       if (floats.length < n) {
         floats = new float[n];
