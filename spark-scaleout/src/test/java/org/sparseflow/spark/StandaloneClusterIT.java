@@ -195,7 +195,7 @@ class StandaloneClusterIT {
       assertTrue(e.getValue() > 0, "executor " + e.getKey() + " never received a peer update");
     }
     assertTrue(loss < initial, "gradient sharing did not train: " + initial + " -> " + loss);
-    // The target is 3 % (met in every measured run: 1.37 to 2.68 %, docs/scale-out.md). Unlike
+    // The target is 3 % (met in every measured run: 1.37 to 2.82 %, docs/scale-out.md). Unlike
     // parameter averaging, gradient sharing is asynchronous, so a run's loss moves with the timing
     // of
     // the peer updates; the bound leaves room for that rather than make CI depend on machine load.
