@@ -1,5 +1,7 @@
 package org.sparseflow.ops;
 
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 
@@ -20,11 +22,25 @@ public final class RawPointers {
       address = addr;
       return this;
     }
+
+    F span(long addr, long length) {
+      address = addr;
+      limit = length;
+      capacity = length;
+      return this;
+    }
   }
 
   private static final class D extends DoublePointer {
     D at(long addr) {
       address = addr;
+      return this;
+    }
+
+    D span(long addr, long length) {
+      address = addr;
+      limit = length;
+      capacity = length;
       return this;
     }
   }
@@ -42,5 +58,19 @@ public final class RawPointers {
   /** This thread's double pointer {@code slot} (0-2), aimed at {@code address}. */
   public static DoublePointer doubleAt(int slot, long address) {
     return DOUBLES.get()[slot].at(address);
+  }
+
+  /**
+   * A buffer over {@code length} floats of native memory at {@code address}, for Java loops over an
+   * array's data (the buffer holds no reference that keeps the memory alive: use it while the array
+   * is reachable).
+   */
+  public static FloatBuffer floatBuffer(long address, long length) {
+    return new F().span(address, length).asBuffer();
+  }
+
+  /** As {@link #floatBuffer}, for doubles. */
+  public static DoubleBuffer doubleBuffer(long address, long length) {
+    return new D().span(address, length).asBuffer();
   }
 }

@@ -2,12 +2,11 @@ package org.sparseflow.ops.matmul;
 
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
-import org.bytedeco.javacpp.DoublePointer;
-import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 
 /**
  * The sum of |a| over a contiguous fp32 or fp64 array, computed in Java on the kernels' own threads
@@ -52,7 +51,7 @@ final class NanProbe {
   }
 
   private static double sumFloats(long address, int from, int len) {
-    FloatBuffer src = new Floats(address + 4L * from, len).asBuffer();
+    FloatBuffer src = RawPointers.floatBuffer(address + 4L * from, len);
     float[] buf = FLOATS.get();
     double s = 0;
     for (int i = 0; i < len; i += CHUNK) {
@@ -64,7 +63,7 @@ final class NanProbe {
   }
 
   private static double sumDoubles(long address, int from, int len) {
-    DoubleBuffer src = new Doubles(address + 8L * from, len).asBuffer();
+    DoubleBuffer src = RawPointers.doubleBuffer(address + 8L * from, len);
     double[] buf = DOUBLES.get();
     double s0 = 0;
     double s1 = 0;
@@ -99,23 +98,5 @@ final class NanProbe {
       s0 += Math.abs(a[i]);
     }
     return (double) s0 + s1 + s2 + s3;
-  }
-
-  /** A float pointer at a raw address covering {@code length} elements. */
-  private static final class Floats extends FloatPointer {
-    Floats(long addr, long length) {
-      address = addr;
-      limit = length;
-      capacity = length;
-    }
-  }
-
-  /** A double pointer at a raw address covering {@code length} elements. */
-  private static final class Doubles extends DoublePointer {
-    Doubles(long addr, long length) {
-      address = addr;
-      limit = length;
-      capacity = length;
-    }
   }
 }

@@ -2,10 +2,10 @@ package org.sparseflow.ops.matmul;
 
 import java.nio.FloatBuffer;
 import java.util.Arrays;
-import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
@@ -359,22 +359,13 @@ final class VectorBlockKernels {
       throw new IllegalStateException("vector kernels need FLOAT, got " + a.dataType());
     }
     long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
-    return new Floats(NativeAddress.of(a), extent).asBuffer();
+    return RawPointers.floatBuffer(NativeAddress.of(a), extent);
   }
 
   /** True when an array of this shape and strides fits a float view (int indices). */
   static boolean viewable(INDArray a) {
     long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
     return a.stride(0) >= 0 && a.stride(1) >= 0 && extent < Integer.MAX_VALUE;
-  }
-
-  /** A float pointer at a raw address covering {@code length} elements. */
-  private static final class Floats extends FloatPointer {
-    Floats(long addr, long length) {
-      address = addr;
-      limit = length;
-      capacity = length;
-    }
   }
 
   /** NaN (or an infinity, which callers confirm) anywhere in a[0 .. n). */
