@@ -152,7 +152,13 @@ final class SameDiffSparseOps {
   void setPattern(int layer, String pattern) {
     if (layer < 0 || layer >= attentionOps.size()) {
       throw new IllegalArgumentException(
-          "layer=" + layer + "; the graph has " + attentionOps.size() + " sparse attention ops");
+          "layer="
+              + layer
+              + " is out of range; allowed: 0.."
+              + (attentionOps.size() - 1)
+              + " (the graph has "
+              + attentionOps.size()
+              + " sparse attention ops)");
     }
     patterns.put(layer, AttentionPattern.parse(pattern));
     push();
