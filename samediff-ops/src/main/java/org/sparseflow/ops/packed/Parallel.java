@@ -5,8 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
+import org.sparseflow.ops.matmul.BlockSparseKernels;
 
-/** Splits a row range over the common fork-join pool (one chunk per available core). */
+/**
+ * Splits a row range over the common fork-join pool, one chunk per kernel thread ({@link
+ * BlockSparseKernels#threads()}, the same setting as the block-sparse kernels).
+ */
 final class Parallel {
   private Parallel() {}
 
@@ -22,9 +26,9 @@ final class Parallel {
 
   private static final int MIN_ROWS = 32;
 
+  /** Chunks of at least MIN_ROWS rows, at most the kernels' thread count (-Dsparseflow.threads). */
   private static int chunks(int n) {
-    int cores = Math.max(1, Runtime.getRuntime().availableProcessors());
-    return Math.max(1, Math.min(cores, n / MIN_ROWS));
+    return Math.max(1, Math.min(BlockSparseKernels.threads(), n / MIN_ROWS));
   }
 
   static void rows(int n, Rows body) {
