@@ -64,10 +64,14 @@ final class VectorBlockKernels {
 
   /** y = x (W o M), overwriting y; returns whether y holds NaN (or a non-finite sum). */
   static boolean forward(INDArray x, INDArray w, BlockMask mask, INDArray y) {
+    return forward(x, PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask), y);
+  }
+
+  /** y = x W with W given as its kept blocks p, overwriting y; returns whether y holds NaN. */
+  static boolean forward(INDArray x, PackedBlocks p, INDArray y) {
     int n = (int) x.size(0);
     int k = (int) x.size(1);
     int cols = (int) y.size(1);
-    PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
     FloatBuffer xb = view(x);
     FloatBuffer yb = view(y);
     int tile = tileRows(n, TILE);
@@ -108,14 +112,40 @@ final class VectorBlockKernels {
    */
   static boolean backward(
       INDArray x, INDArray w, BlockMask mask, INDArray dy, INDArray dx, INDArray dW, INDArray db) {
-    int n = (int) dy.size(0);
-    int k = (int) w.size(0);
-    int cols = (int) w.size(1);
-    int b = mask.blockSize();
     PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
-    PackedBlocks pt = dx != null ? p.transpose(mask.blockRows()) : null;
+    Gradients g = backward(x, p, mask.blockRows(), (int) w.size(0), dy, dx, dW != null, db);
+    if (dW != null) {
+      TileIo.writeBlocks(p, g.weight(), view(dW), dW, mask.blockSize());
+    }
+    return g.inputNaN();
+  }
+
+  /**
+   * What {@link #backward(INDArray, PackedBlocks, int, int, INDArray, INDArray, boolean, INDArray)}
+   * returns: whether dx holds NaN, and dW of the kept blocks in p's packed order (null when not
+   * asked for).
+   */
+  record Gradients(boolean inputNaN, float[] weight) {}
+
+  /**
+   * The backward with W given as its kept blocks p (blockRows block rows, k rows): dx = dy W^T
+   * (overwriting dx when not null), dBias (into db when not null) and, when {@code weightGrad}, dW
+   * = x^T dy on the kept blocks, returned in p's packed order.
+   */
+  static Gradients backward(
+      INDArray x,
+      PackedBlocks p,
+      int blockRows,
+      int k,
+      INDArray dy,
+      INDArray dx,
+      boolean weightGrad,
+      INDArray db) {
+    int n = (int) dy.size(0);
+    int cols = (int) dy.size(1);
+    PackedBlocks pt = dx != null ? p.transpose(blockRows) : null;
     FloatBuffer dyb = view(dy);
-    FloatBuffer xb = dW != null ? view(x) : null;
+    FloatBuffer xb = weightGrad ? view(x) : null;
     FloatBuffer dxb = dx != null ? view(dx) : null;
     int tile = tileRows(n, BACKWARD_TILE);
     int tiles = (n + tile - 1) / tile;
@@ -153,7 +183,7 @@ final class VectorBlockKernels {
               nan[chunk] |= hasNaN(c, rows * (k + PAD));
               TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
             }
-            if (dW != null) {
+            if (weightGrad) {
               float[] a = buffer(2, rows * (k + PAD));
               TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
               if (acc[chunk] == null) {
@@ -163,8 +193,8 @@ final class VectorBlockKernels {
             }
           }
         });
-    if (dW != null) {
-      float[] sum = null;
+    float[] sum = null;
+    if (weightGrad) {
       for (float[] part : acc) {
         if (part == null) {
           continue;
@@ -177,7 +207,9 @@ final class VectorBlockKernels {
           }
         }
       }
-      TileIo.writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
+      if (sum == null) {
+        sum = new float[p.values.length];
+      }
     }
     if (db != null) {
       float[] total = new float[cols];
@@ -194,7 +226,7 @@ final class VectorBlockKernels {
         dbb.put((int) (i * stride), total[i]);
       }
     }
-    return any(nan);
+    return new Gradients(any(nan), sum);
   }
 
   /** Per panel of p, its source indices times ld (the offsets of those columns in a tile). */

@@ -8,6 +8,7 @@ import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.sparseflow.ops.matmul.PackedPanelGemm;
 
 /**
  * y = x W + b for a block-sparse W held only as its packed kept blocks (see {@link PackedLayout}),
@@ -74,7 +75,11 @@ public final class PackedBlockLinear {
     int n = (int) x.size(0);
     int cols = (int) layout.cols();
     INDArray y;
-    if (isDouble(p)) {
+    if (tiled(p, layout, x)) {
+      y = Nd4j.createUninitialized(DataType.FLOAT, n, cols);
+      PackedPanelGemm.forward(
+          x, floats(p), layout.blockSize(), layout.panelStarts(), layout.slotBlockRows(), y);
+    } else if (isDouble(p)) {
       double[] ya = new double[n * cols];
       PackedKernels.forward(doubles(x), doubles(p), ya, n, layout);
       y = Nd4j.createFromArray(ya).reshape('c', n, cols);
@@ -109,6 +114,22 @@ public final class PackedBlockLinear {
     int n = (int) x.size(0);
     int rows = (int) layout.rows();
     int len = (int) layout.packedLength();
+    if (tiled(p, layout, x, dy)) {
+      float[] dv = new float[len];
+      INDArray dx = inputGrad ? Nd4j.createUninitialized(DataType.FLOAT, n, rows) : null;
+      PackedPanelGemm.backward(
+          x,
+          floats(p),
+          layout.blockSize(),
+          layout.blockRows(),
+          layout.panelStarts(),
+          layout.slotBlockRows(),
+          dy,
+          dx,
+          dv);
+      assignTo(dp, Nd4j.createFromArray(dv));
+      return dx;
+    }
     if (isDouble(p)) {
       double[] dya = doubles(dy);
       double[] dv = new double[len];
@@ -131,6 +152,18 @@ public final class PackedBlockLinear {
     float[] dx = new float[n * rows];
     PackedKernels.inputGrad(dya, floats(p), dx, n, layout);
     return Nd4j.createFromArray(dx).reshape('c', n, rows).castTo(p.dataType());
+  }
+
+  /**
+   * Whether the register-blocked kernels of {@link PackedPanelGemm} serve this call: float values
+   * and activations, a block size that is a multiple of the vector length. They read and write the
+   * activations in place, tile by tile; the loops of {@link PackedKernels} remain for double and
+   * other block sizes.
+   */
+  private static boolean tiled(INDArray p, PackedLayout layout, INDArray... activations) {
+    return p.dataType() == DataType.FLOAT
+        && !"false".equalsIgnoreCase(System.getProperty("sparseflow.packedTiled"))
+        && PackedPanelGemm.applies(layout.blockSize(), activations);
   }
 
   private static boolean isDouble(INDArray p) {
