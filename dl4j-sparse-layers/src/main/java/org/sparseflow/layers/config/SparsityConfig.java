@@ -19,6 +19,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * sparsity: 0.9               # fraction of zeros over all selected weights, in [0, 1)
  * distribution: ERK           # UNIFORM | ER | ERK (RigL, arXiv 1911.11134, dense fallback)
  * initialMask: MAGNITUDE      # RANDOM | MAGNITUDE
+ * storage: masked            # masked (dense W + mask) | packed (kept blocks only; block patterns)
  * seed: 42
  * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
  * SameDiff var names)
@@ -43,6 +44,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
   "sparsity",
   "distribution",
   "initialMask",
+  "storage",
   "seed",
   "include",
   "exclude",
@@ -56,6 +58,12 @@ public class SparsityConfig {
   public static final String ENV_VARIABLE = "SPARSEFLOW_CONFIG";
   public static final String CLASSPATH_RESOURCE = "sparseflow.yaml";
 
+  /** Weight storage: a dense W plus a mask (any pattern; MST can change the mask). */
+  public static final String STORAGE_MASKED = "masked";
+
+  /** Weight storage: only the kept blocks (block patterns; memory follows density). */
+  public static final String STORAGE_PACKED = "packed";
+
   /** Layer/param names matching one of these are kept dense by default: embeddings. */
   public static final String DEFAULT_EXCLUDE_EMBEDDINGS =
       "(?i)(.*[^a-z])?(emb|embed|embedding|embeddings|wte|wpe|tok_emb|pos_emb)([^a-z].*)?";
@@ -68,6 +76,7 @@ public class SparsityConfig {
   private double sparsity = 0.5;
   private DensityDistribution distribution = DensityDistribution.UNIFORM;
   private InitialMask initialMask = InitialMask.RANDOM;
+  private String storage = STORAGE_MASKED;
   private long seed = 12345L;
   private List<String> include = new ArrayList<>(List.of(".*"));
   private List<String> exclude =
@@ -115,6 +124,20 @@ public class SparsityConfig {
 
   public void setInitialMask(InitialMask initialMask) {
     this.initialMask = initialMask;
+  }
+
+  /** {@value #STORAGE_MASKED} (default) or {@value #STORAGE_PACKED}. */
+  public String getStorage() {
+    return storage;
+  }
+
+  public void setStorage(String storage) {
+    this.storage = storage;
+  }
+
+  /** True when the config asks for packed storage. */
+  public boolean packedStorage() {
+    return STORAGE_PACKED.equals(storage);
   }
 
   public long getSeed() {
@@ -226,6 +249,7 @@ public class SparsityConfig {
     c.sparsity = sparsity;
     c.distribution = distribution;
     c.initialMask = initialMask;
+    c.storage = storage;
     c.seed = seed;
     c.include = include == null ? null : new ArrayList<>(include);
     c.exclude = exclude == null ? null : new ArrayList<>(exclude);
@@ -307,6 +331,7 @@ public class SparsityConfig {
         && Objects.equals(pattern, c.pattern)
         && distribution == c.distribution
         && initialMask == c.initialMask
+        && Objects.equals(storage, c.storage)
         && Objects.equals(include, c.include)
         && Objects.equals(exclude, c.exclude)
         && Objects.equals(attention, c.attention)
@@ -320,6 +345,7 @@ public class SparsityConfig {
         sparsity,
         distribution,
         initialMask,
+        storage,
         seed,
         include,
         exclude,
@@ -339,6 +365,8 @@ public class SparsityConfig {
         + distribution
         + ", initialMask="
         + initialMask
+        + ", storage="
+        + storage
         + ", seed="
         + seed
         + ", include="
@@ -363,6 +391,12 @@ public class SparsityConfig {
 
     public Builder pattern(String pattern) {
       c.pattern = pattern;
+      return this;
+    }
+
+    /** {@value #STORAGE_MASKED} (default) or {@value #STORAGE_PACKED}. */
+    public Builder storage(String storage) {
+      c.storage = storage;
       return this;
     }
 
