@@ -13,14 +13,13 @@ import org.sparseflow.ops.matmul.PackedPanelGemm;
 /**
  * y = x W + b for a block-sparse W held only as its packed kept blocks (see {@link PackedLayout}),
  * with the backward pass writing dW for the kept blocks only. No dense [rows, cols] weight array is
- * created: the loops ({@link PackedKernels}) visit the kept blocks only, so work and weight-sized
- * memory are proportional to density. Activations (x, dy, y, dx) are copied between ND4J and Java
- * arrays once per call.
+ * created: the kernels visit the kept blocks only, so work and weight-sized memory are proportional
+ * to density. The fallback loops copy activations between ND4J and Java arrays once per call.
  *
- * <p>Float and double (other floating types compute in float); float blocks whose size is a
- * multiple of the vector length run on the JDK Vector API ({@link PackedVectorKernels}). This is
- * the packed-input entry point next to the dense-W + mask kernels of {@code
- * org.sparseflow.ops.matmul}, which it does not use or change.
+ * <p>Float and double (other floating types compute in float). Float arrays whose block size is a
+ * multiple of the vector length run on the register-blocked Vector API kernels of the dense-W +
+ * mask path ({@link PackedPanelGemm}), which read and write the activations in place; the rest on
+ * the loops of {@link PackedKernels}.
  */
 public final class PackedBlockLinear {
   private PackedBlockLinear() {}
@@ -162,7 +161,6 @@ public final class PackedBlockLinear {
    */
   private static boolean tiled(INDArray p, PackedLayout layout, INDArray... activations) {
     return p.dataType() == DataType.FLOAT
-        && !"false".equalsIgnoreCase(System.getProperty("sparseflow.packedTiled"))
         && PackedPanelGemm.applies(layout.blockSize(), activations);
   }
 
