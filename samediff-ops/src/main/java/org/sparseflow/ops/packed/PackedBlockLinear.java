@@ -16,10 +16,11 @@ import org.sparseflow.ops.matmul.PackedPanelGemm;
  * created: the kernels visit the kept blocks only, so work and weight-sized memory are proportional
  * to density. The fallback loops copy activations between ND4J and Java arrays once per call.
  *
- * <p>Float and double (other floating types compute in float). Float arrays whose block size is a
- * multiple of the vector length run on the register-blocked Vector API kernels of the dense-W +
- * mask path ({@link PackedPanelGemm}), which read and write the activations in place; the rest on
- * the loops of {@link PackedKernels}.
+ * <p>Float arrays whose block size is a multiple of the vector length run on the register-blocked
+ * Vector API kernels of the dense-W + mask path ({@link PackedPanelGemm}), which read and write the
+ * activations in place. Everything else (double, other floating types, other block sizes, no Vector
+ * API) runs on the plain loops of {@link PackedKernels} in double precision and is cast back: a
+ * reference-grade fallback, not a fast path.
  */
 public final class PackedBlockLinear {
   private PackedBlockLinear() {}
@@ -78,13 +79,9 @@ public final class PackedBlockLinear {
       y = Nd4j.createUninitialized(DataType.FLOAT, n, cols);
       PackedPanelGemm.forward(
           x, floats(p), layout.blockSize(), layout.panelStarts(), layout.slotBlockRows(), y);
-    } else if (isDouble(p)) {
+    } else {
       double[] ya = new double[n * cols];
       PackedKernels.forward(doubles(x), doubles(p), ya, n, layout);
-      y = Nd4j.createFromArray(ya).reshape('c', n, cols);
-    } else {
-      float[] ya = new float[n * cols];
-      PackedKernels.forward(floats(x), floats(p), ya, n, layout);
       y = Nd4j.createFromArray(ya).reshape('c', n, cols).castTo(p.dataType());
     }
     if (bias != null) {
@@ -129,27 +126,15 @@ public final class PackedBlockLinear {
       assignTo(dp, Nd4j.createFromArray(dv));
       return dx;
     }
-    if (isDouble(p)) {
-      double[] dya = doubles(dy);
-      double[] dv = new double[len];
-      PackedKernels.weightGrad(doubles(x), dya, dv, n, layout);
-      assignTo(dp, Nd4j.createFromArray(dv));
-      if (!inputGrad) {
-        return null;
-      }
-      double[] dx = new double[n * rows];
-      PackedKernels.inputGrad(dya, doubles(p), dx, n, layout);
-      return Nd4j.createFromArray(dx).reshape('c', n, rows);
-    }
-    float[] dya = floats(dy);
-    float[] dv = new float[len];
-    PackedKernels.weightGrad(floats(x), dya, dv, n, layout);
+    double[] dya = doubles(dy);
+    double[] dv = new double[len];
+    PackedKernels.weightGrad(doubles(x), dya, dv, n, layout);
     assignTo(dp, Nd4j.createFromArray(dv));
     if (!inputGrad) {
       return null;
     }
-    float[] dx = new float[n * rows];
-    PackedKernels.inputGrad(dya, floats(p), dx, n, layout);
+    double[] dx = new double[n * rows];
+    PackedKernels.inputGrad(dya, doubles(p), dx, n, layout);
     return Nd4j.createFromArray(dx).reshape('c', n, rows).castTo(p.dataType());
   }
 
@@ -164,10 +149,6 @@ public final class PackedBlockLinear {
         && PackedPanelGemm.applies(layout.blockSize(), activations);
   }
 
-  private static boolean isDouble(INDArray p) {
-    return p.dataType() == DataType.DOUBLE;
-  }
-
   /** The values of a (any order, any view) array row-major as a Java array. */
   private static float[] floats(INDArray a) {
     try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
@@ -179,11 +160,13 @@ public final class PackedBlockLinear {
     }
   }
 
+  /** The values of any floating array (any order, any view) row-major as doubles. */
   private static double[] doubles(INDArray a) {
     try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray d = a.dup('c');
+      INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
+      INDArray d = c.dup('c');
       double[] out = d.data().asDouble();
-      release(d);
+      release(d, c == a ? null : c);
       return out;
     }
   }
