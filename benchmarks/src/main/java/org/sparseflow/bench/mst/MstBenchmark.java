@@ -107,7 +107,9 @@ public final class MstBenchmark {
   @Option(
       names = "--corpus",
       paramLabel = "FILE",
-      description = "UTF-8 text to train and validate on (default: the bundled Moby-Dick)")
+      description =
+          "UTF-8 text to train and validate on, or bundled:state-of-the-union (default: the"
+              + " bundled Moby-Dick)")
   String corpusFile;
 
   @Option(
