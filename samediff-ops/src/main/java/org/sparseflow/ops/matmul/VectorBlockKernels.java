@@ -336,30 +336,30 @@ final class VectorBlockKernels {
       int step = L >= 16 ? 8 : 4;
       for (; r + step <= rows; r += step) {
         if (step == 8) {
-          VectorMicroKernel.rows8x2(
+          StridedMicroKernels.rows8x2(
               a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
         } else {
-          VectorMicroKernel.rows4x2(
+          StridedMicroKernels.rows4x2(
               a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
         }
       }
       for (; r < rows; r++) {
-        VectorMicroKernel.rows1x2(
+        StridedMicroKernels.rows1x2(
             a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
       }
     } else {
       int step = L >= 16 ? 16 : 8;
       for (; r + step <= rows; r += step) {
         if (step == 16) {
-          VectorMicroKernel.rows16x1(
+          StridedMicroKernels.rows16x1(
               a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
         } else {
-          VectorMicroKernel.rows8x1(
+          StridedMicroKernels.rows8x1(
               a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
         }
       }
       for (; r < rows; r++) {
-        VectorMicroKernel.rows1x1(
+        StridedMicroKernels.rows1x1(
             a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
       }
     }
