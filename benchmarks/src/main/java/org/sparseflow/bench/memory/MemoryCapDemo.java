@@ -100,10 +100,7 @@ public final class MemoryCapDemo {
   }
 
   private void validate() {
-    if (!pattern.matches("block(8|16|32|64)")) {
-      throw new IllegalArgumentException(
-          "--pattern = " + pattern + " is not allowed; allowed: block8, block16, block32, block64");
-    }
+    MemoryArgs.checkPattern(pattern);
     if (!(sparsity > 0 && sparsity < 1)) {
       throw new IllegalArgumentException(
           "--sparsity = " + sparsity + " is not allowed; allowed: a number in (0, 1)");
@@ -114,26 +111,8 @@ public final class MemoryCapDemo {
       throw new IllegalArgumentException(
           "--cap = " + cap + " is not allowed; allowed: a size larger than --heap = " + heap);
     }
-    if (dModel < 1 || layers < 1 || heads < 1 || dModel % heads != 0) {
-      throw new IllegalArgumentException(
-          "--d-model/--layers/--heads = "
-              + dModel
-              + "/"
-              + layers
-              + "/"
-              + heads
-              + " is not allowed; allowed: d_model > 0 a multiple of heads, layers >= 1");
-    }
-    if (steps < 1 || context < 1 || batch < 1) {
-      throw new IllegalArgumentException(
-          "--steps/--context/--batch = "
-              + steps
-              + "/"
-              + context
-              + "/"
-              + batch
-              + " is not allowed; allowed: each >= 1");
-    }
+    MemoryArgs.checkSize(dModel, layers, heads);
+    MemoryArgs.checkRun(steps, context, batch);
     if (single != null && !single.equals("dense") && !single.equals("sparse")) {
       throw new IllegalArgumentException(
           "--case = " + single + " is not allowed; allowed: dense, sparse");
