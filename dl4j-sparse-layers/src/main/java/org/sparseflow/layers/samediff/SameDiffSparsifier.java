@@ -41,8 +41,8 @@ public final class SameDiffSparsifier {
     }
     SparseFlowOps.registerAll();
     List<Entry> entries = new ArrayList<>();
-    AttentionRewriter.rewriteAttention(cfg, sd, entries);
-    MatmulRewriter.rewriteMatmuls(cfg, sd, entries);
+    List<AttentionSite> sites = AttentionRewriter.rewriteAttention(cfg, sd, entries);
+    MatmulRewriter.rewriteMatmuls(cfg, sd, sites, entries);
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
     Set<String> reported = new HashSet<>();
     entries.forEach(e -> reported.add(e.name()));
