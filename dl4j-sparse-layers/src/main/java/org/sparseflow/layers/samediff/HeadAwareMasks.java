@@ -1,13 +1,11 @@
 package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.api.ops.CustomOp;
 import org.nd4j.linalg.api.ops.impl.scalar.ScalarDivision;
 import org.nd4j.linalg.api.ops.impl.scalar.ScalarMultiplication;
 import org.nd4j.linalg.api.ops.impl.shape.Permute;
@@ -244,25 +242,12 @@ final class HeadAwareMasks {
         return null;
       }
       if (p.getOp() instanceof Reshape) {
-        long[] t = target(sd, p);
+        long[] t = LinearOps.reshapeTarget(sd, p);
         return t == null || t.length < 2 || t[t.length - 1] <= 0 || t[t.length - 2] <= 0
             ? null
             : new int[] {(int) t[t.length - 2], (int) t[t.length - 1]};
       }
       cur = p.getInputsToOp().get(0);
-    }
-    return null;
-  }
-
-  private static long[] target(SameDiff sd, SameDiffOp reshape) {
-    long[] ia = ((CustomOp) reshape.getOp()).iArgs();
-    if (reshape.getInputsToOp().size() > 1) {
-      INDArray shape = sd.getArrForVarName(reshape.getInputsToOp().get(1));
-      return shape == null ? null : shape.toLongVector();
-    }
-    if (ia != null && ia.length > 1) {
-      // iArgs may start with the order character ('c' = 99) before the shape
-      return ia[0] == 99 || ia[0] == 102 ? Arrays.copyOfRange(ia, 1, ia.length) : ia;
     }
     return null;
   }

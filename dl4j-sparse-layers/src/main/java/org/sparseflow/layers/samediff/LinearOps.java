@@ -8,10 +8,15 @@ import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.BaseScalarOp;
+import org.nd4j.linalg.api.ops.BaseTransformOp;
 import org.nd4j.linalg.api.ops.CustomOp;
 import org.nd4j.linalg.api.ops.impl.reduce.Mmul;
 import org.nd4j.linalg.api.ops.impl.reduce.TensorMmul;
 import org.nd4j.linalg.api.ops.impl.shape.Gather;
+import org.nd4j.linalg.api.ops.impl.shape.Reshape;
+import org.nd4j.linalg.api.ops.impl.transforms.BaseDynamicTransformOp;
 import org.nd4j.linalg.api.ops.impl.transforms.custom.XwPlusB;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
@@ -131,11 +136,64 @@ final class LinearOps {
     return ia != null && ia.length > i && ia[i] != 0;
   }
 
-  /** Static rank of a variable, -1 when unknown. */
+  /**
+   * Static rank of a variable, -1 when unknown: its shape when SameDiff knows it, else inferred
+   * from its producer (reshape target, matmul / tensordot operands, shape-preserving ops).
+   */
   static int rank(SameDiff sd, String var) {
+    return rank(sd, var, 0);
+  }
+
+  private static int rank(SameDiff sd, String var, int depth) {
     SDVariable v = sd.getVariable(var);
     long[] s = v == null ? null : v.getShape();
-    return s == null ? -1 : s.length;
+    if (s != null) {
+      return s.length;
+    }
+    SameDiffOp p = GraphEdits.producer(sd, var);
+    if (p == null || depth > 16 || p.getInputsToOp() == null || p.getInputsToOp().isEmpty()) {
+      return -1;
+    }
+    Object f = p.getOp();
+    List<String> in = p.getInputsToOp();
+    if (f instanceof Reshape) {
+      long[] t = reshapeTarget(sd, p);
+      return t == null ? -1 : t.length;
+    }
+    if (f instanceof Mmul || f instanceof XwPlusB) {
+      return rank(sd, in.get(0), depth + 1);
+    }
+    if (f instanceof TensorMmul && in.size() == 2) {
+      long[] ia = ((CustomOp) f).iArgs();
+      int a = rank(sd, in.get(0), depth + 1), b = rank(sd, in.get(1), depth + 1);
+      return a < 0 || b < 0 || ia == null || ia.length == 0 ? -1 : a + b - 2 * (int) ia[0];
+    }
+    if (f instanceof BaseTransformOp || f instanceof BaseScalarOp) {
+      return rank(sd, in.get(0), depth + 1);
+    }
+    if (f instanceof BaseDynamicTransformOp) { // broadcasting add/sub/mul/div
+      int r = -1;
+      for (String i : in) {
+        r = Math.max(r, rank(sd, i, depth + 1));
+      }
+      return r;
+    }
+    return -1;
+  }
+
+  /** Target shape of a reshape op (constant shape input or iArgs), or null. */
+  static long[] reshapeTarget(SameDiff sd, SameDiffOp reshape) {
+    long[] ia = ((CustomOp) reshape.getOp()).iArgs();
+    if (reshape.getInputsToOp().size() > 1) {
+      INDArray shape = sd.getArrForVarName(reshape.getInputsToOp().get(1));
+      return shape == null ? null : shape.toLongVector();
+    }
+    if (ia != null && ia.length > 1) {
+      // iArgs may start with the order character ('c' = 99, 'f' = 102, or negated) first
+      long o = Math.abs(ia[0]);
+      return o == 99 || o == 102 ? Arrays.copyOfRange(ia, 1, ia.length) : ia;
+    }
+    return null;
   }
 
   /** Report name of a weight's kind: "matmul", "xw_plus_b", "tensordot" or "tied embedding". */
@@ -172,7 +230,7 @@ final class LinearOps {
       String why;
       if (users.isEmpty()) {
         why = "not used by any op";
-      } else if (lookup && users.size() == ops.size() && allGather(sd, ops, v.name())) {
+      } else if (lookup && allGather(sd, ops, v.name())) {
         why = "embedding table (lookup only, not tied to a linear layer); used by " + users;
       } else {
         why = "not the weight of a matmul / linear layer; used by " + String.join(", ", users);
