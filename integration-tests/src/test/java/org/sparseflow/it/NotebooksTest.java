@@ -14,8 +14,8 @@ import org.sparseflow.it.notebooks.NotebookFiles;
  * Runs every code cell of every notebook in examples/notebooks, in order, in JShell with this
  * module's test classpath ({@link NotebookExecution}), so the notebooks cannot rot. Kernel magics
  * (lines starting with {@code %}) are skipped; IJava's {@code display(Object)} is provided. Any
- * compile error, unresolved reference or exception fails. That the committed outputs belong to
- * the current sources is {@code NotebookOutputsTest}'s job.
+ * compile error, unresolved reference or exception fails. That the committed outputs belong to the
+ * current sources is {@code NotebookOutputsTest}'s job.
  */
 class NotebooksTest {
 

@@ -6,11 +6,13 @@ import java.util.Map;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.impl.broadcast.BiasAdd;
 import org.nd4j.linalg.api.ops.impl.scalar.ScalarDivision;
 import org.nd4j.linalg.api.ops.impl.scalar.ScalarMultiplication;
 import org.nd4j.linalg.api.ops.impl.shape.Permute;
 import org.nd4j.linalg.api.ops.impl.shape.Reshape;
 import org.nd4j.linalg.api.ops.impl.shape.Transpose;
+import org.nd4j.linalg.api.ops.impl.transforms.pairwise.arithmetic.AddOp;
 import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.sparseflow.layers.samediff.LinearOps.Use;
 import org.sparseflow.ops.pattern.MaskPattern;
@@ -186,9 +188,27 @@ final class HeadAwareMasks {
       if (u != null) {
         return u;
       }
-      cur = passThrough(p) ? p.getInputsToOp().get(0) : null;
+      if (p.getOp() instanceof AddOp || p.getOp() instanceof BiasAdd) {
+        cur = biasedInput(sd, p); // x W + b: follow the matmul side
+      } else {
+        cur = passThrough(p) ? p.getInputsToOp().get(0) : null;
+      }
     }
     return null;
+  }
+
+  /** The input of a bias add that an op computes (not a variable or constant), or null. */
+  private static String biasedInput(SameDiff sd, SameDiffOp add) {
+    String found = null;
+    for (String in : add.getInputsToOp()) {
+      if (GraphEdits.producer(sd, in) != null) {
+        if (found != null) {
+          return null; // both computed: not a bias add
+        }
+        found = in;
+      }
+    }
+    return found;
   }
 
   /** Walks from the attention output forward through permute/reshape to its linear use. */

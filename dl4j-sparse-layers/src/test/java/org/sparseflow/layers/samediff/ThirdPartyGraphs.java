@@ -80,6 +80,12 @@ final class ThirdPartyGraphs {
    */
   static SameDiff attentionBlock(
       int t, int heads, int dh, boolean runtimeMask, boolean scaleFirst) {
+    return attentionBlock(t, heads, dh, runtimeMask, scaleFirst, false);
+  }
+
+  /** As above; with {@code bias} the projections are x·Wᵀ + b (GPT-2 style). */
+  static SameDiff attentionBlock(
+      int t, int heads, int dh, boolean runtimeMask, boolean scaleFirst, boolean bias) {
     Nd4j.getRandom().setSeed(23);
     int d = heads * dh;
     SameDiff sd = SameDiff.create();
@@ -90,6 +96,9 @@ final class ThirdPartyGraphs {
     for (int i = 0; i < 3; i++) {
       SDVariable w = weight(sd, "attn_" + n[i] + "_weight", d, d, 0.4);
       SDVariable p = sd.mmul(n[i] + "_proj", x2, w, false, true, false);
+      if (bias) {
+        p = p.add(sd.var("attn_" + n[i] + "_bias", Nd4j.zeros(DataType.DOUBLE, d)));
+      }
       qkv[i] = sd.permute(n[i] + "_heads", sd.reshape(p, -1, t, heads, dh), 0, 2, 1, 3);
     }
     double s = 1.0 / Math.sqrt(dh);
@@ -101,13 +110,13 @@ final class ThirdPartyGraphs {
       SDVariable mask = sd.placeHolder("mask", DataType.DOUBLE, t, t);
       masked = scaled.add("masked", mask.sub(1.0).mul(1e10));
     } else {
-      INDArray bias = Nd4j.zeros(DataType.DOUBLE, t, t);
+      INDArray causal = Nd4j.zeros(DataType.DOUBLE, t, t);
       for (int i = 0; i < t; i++) {
         for (int j = i + 1; j < t; j++) {
-          bias.putScalar(i, j, -1e9);
+          causal.putScalar(i, j, -1e9);
         }
       }
-      masked = scaled.add("masked", sd.constant("causal_bias", bias));
+      masked = scaled.add("masked", sd.constant("causal_bias", causal));
     }
     SDVariable probs = sd.nn.softmax("probs", masked, -1);
     SDVariable att = sd.mmul("att", probs, qkv[2]);

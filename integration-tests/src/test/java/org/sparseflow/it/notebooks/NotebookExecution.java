@@ -18,9 +18,9 @@ import jdk.jshell.SourceCodeAnalysis;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
 
 /**
- * Runs the code cells of a notebook, in order, in JShell (local execution engine, this JVM's
- * class path) and returns what each cell printed. Kernel magics (lines starting with {@code %})
- * are skipped. IJava's {@code display(Object)} is defined so that an image ({@code
+ * Runs the code cells of a notebook, in order, in JShell (local execution engine, this JVM's class
+ * path) and returns what each cell printed. Kernel magics (lines starting with {@code %}) are
+ * skipped. IJava's {@code display(Object)} is defined so that an image ({@code
  * java.awt.image.BufferedImage}) is written as PNG, base64, on one line that starts with {@link
  * #IMAGE_MARK}, and any other object as its string. A compile error, unresolved reference or
  * exception throws {@link NotebookFailure}.

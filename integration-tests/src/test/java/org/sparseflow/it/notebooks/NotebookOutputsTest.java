@@ -14,8 +14,8 @@ import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
 
 /**
- * The committed notebooks carry outputs from a real run of their current sources: every code
- * cell's recorded source hash matches its source (else the outputs are stale: rerun {@link
+ * The committed notebooks carry outputs from a real run of their current sources: every code cell's
+ * recorded source hash matches its source (else the outputs are stale: rerun {@link
  * NotebookRunner}), cells have outputs, and cells that display a chart have a PNG.
  */
 class NotebookOutputsTest {
@@ -27,13 +27,16 @@ class NotebookOutputsTest {
   Stream<DynamicTest> committedOutputsMatchTheCellSources() throws Exception {
     List<Path> books = NotebookFiles.notebooks();
     assertTrue(books.size() >= 3, "at least three notebooks, found " + books);
-    return books.stream().map(p -> DynamicTest.dynamicTest(p.getFileName().toString(), () -> check(p)));
+    return books.stream()
+        .map(p -> DynamicTest.dynamicTest(p.getFileName().toString(), () -> check(p)));
   }
 
   static void check(Path p) throws Exception {
     ObjectNode root = NotebookFiles.read(p);
-    String recorded = root.path("metadata").path(NotebookFiles.META).path("sources_sha256").asText();
-    assertEquals(NotebookFiles.sourcesHash(root), recorded, p.getFileName() + ": notebook hash" + RERUN);
+    String recorded =
+        root.path("metadata").path(NotebookFiles.META).path("sources_sha256").asText();
+    assertEquals(
+        NotebookFiles.sourcesHash(root), recorded, p.getFileName() + ": notebook hash" + RERUN);
     int withOutput = 0;
     List<ObjectNode> cells = NotebookFiles.codeCells(root);
     for (int i = 0; i < cells.size(); i++) {

@@ -14,9 +14,9 @@ import org.nd4j.shade.jackson.databind.node.ObjectNode;
 import org.sparseflow.it.notebooks.NotebookExecution.CellOutput;
 
 /**
- * Executes notebooks and writes their outputs into the .ipynb files: printed text as {@code
- * stream} outputs, displayed images as {@code display_data} with {@code image/png}, an execution
- * count per code cell, and the SHA-256 of each cell's source in the cell metadata ({@code
+ * Executes notebooks and writes their outputs into the .ipynb files: printed text as {@code stream}
+ * outputs, displayed images as {@code display_data} with {@code image/png}, an execution count per
+ * code cell, and the SHA-256 of each cell's source in the cell metadata ({@code
  * sparseflow.source_sha256}) and of all sources in the notebook metadata, which {@code
  * NotebookOutputsTest} compares to fail on stale outputs.
  *
@@ -68,7 +68,11 @@ public final class NotebookRunner {
     List<ObjectNode> cells = NotebookFiles.codeCells(root);
     if (cells.size() != outputs.size()) {
       throw new IllegalStateException(
-          notebook + " changed while it ran: " + cells.size() + " code cells, " + outputs.size()
+          notebook
+              + " changed while it ran: "
+              + cells.size()
+              + " code cells, "
+              + outputs.size()
               + " outputs");
     }
     JsonNodeFactory f = JsonNodeFactory.instance;
