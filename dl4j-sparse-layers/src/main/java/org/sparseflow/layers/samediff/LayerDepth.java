@@ -49,7 +49,7 @@ final class LayerDepth {
     return max + (layerOps.contains(op.getName()) ? 1 : 0);
   }
 
-  /** Iterative-safe enough for graph depths of a few thousand ops (recursion on producers). */
+  /** Depth of a variable, memoised; recurses on producers (graphs of a few thousand ops). */
   private int varDepth(String var) {
     Integer known = memo.get(var);
     if (known != null) {

@@ -33,12 +33,21 @@ import org.sparseflow.it.notebooks.NotebookExecution.CellOutput;
  *     org.sparseflow.it.notebooks.NotebookRunner [notebook.ipynb ...]
  * </pre>
  *
- * Without arguments every notebook in examples/notebooks is run.
+ * Without arguments every notebook in examples/notebooks is run. Library chatter is kept out of the
+ * outputs: logging runs at WARN (slf4j-simple's {@code defaultLogLevel}, unless set on the command
+ * line), so warnings still show, and the "Added differentiated op ..." lines SameDiff M2.1 prints
+ * to stdout for every op when it builds gradients are dropped.
  */
 public final class NotebookRunner {
   private NotebookRunner() {}
 
+  /** Prefix of SameDiff M2.1's per-op stdout line when it builds a gradient function. */
+  static final String SAMEDIFF_CHATTER = "Added differentiated op ";
+
   public static void main(String[] args) throws Exception {
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    }
     List<Path> books = new ArrayList<>();
     for (String a : args) {
       books.add(Path.of(a));
@@ -104,6 +113,9 @@ public final class NotebookRunner {
     ArrayNode out = f.arrayNode();
     List<String> text = new ArrayList<>();
     for (String line : printed.split("\n", -1)) {
+      if (line.startsWith(SAMEDIFF_CHATTER)) {
+        continue;
+      }
       if (line.startsWith(NotebookExecution.IMAGE_MARK)) {
         flush(f, out, text);
         ObjectNode data = f.objectNode();
