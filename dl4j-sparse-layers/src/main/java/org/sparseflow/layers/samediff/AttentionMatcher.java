@@ -90,8 +90,8 @@ final class AttentionMatcher {
       for (String in : maskOp.getInputsToOp()) {
         if (scoresOf(sd, in) != null && scoresIn == null) {
           scoresIn = in;
-        } else if (maskVar == null) {
-          maskVar = in;
+        } else if (maskVar == null || runtimeSource(sd, maskVar) == null) {
+          maskVar = in; // the condition, preferring a runtime value over a constant fill
         }
       }
     }

@@ -53,6 +53,10 @@ class LinearStylesTest {
     INDArray ref = h0.mmul(w1.transpose());
     INDArray out = sd.outputSingle(Map.of("in", x), "l1_mm");
     assertEquals(0.0, maxDiff(out, ref), 1e-10);
+    SameDiff copy = sd.dup();
+    Sparsify.densify(copy);
+    assertEquals(0, sparseOps(copy));
+    assertEquals(0.0, maxDiff(copy.outputSingle(Map.of("in", x), "l1_mm"), ref), 1e-10);
 
     INDArray y = Nd4j.randn(DataType.DOUBLE, 5, 4);
     for (int i = 0; i < 5; i++) {
@@ -123,6 +127,13 @@ class LinearStylesTest {
     INDArray a = Nd4j.math().tanh(h.mmul(sd.getArrForVarName("ff_in")));
     INDArray h2 = a.mmul(sd.getArrForVarName("ff_out")).addi(h);
     INDArray ref = h2.mmul(e.transpose());
+    assertEquals(0.0, maxDiff(sd.outputSingle(Map.of("ids", ids), "logits"), ref), 1e-10);
+
+    // a second inference runs too
+    assertEquals(0.0, maxDiff(sd.outputSingle(Map.of("ids", ids), "logits"), ref), 1e-10);
+    // densify: stock ops only, same logits
+    Sparsify.densify(sd);
+    assertEquals(0, sparseOps(sd));
     assertEquals(0.0, maxDiff(sd.outputSingle(Map.of("ids", ids), "logits"), ref), 1e-10);
   }
 }
