@@ -15,9 +15,9 @@ import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.samediff.SparseAttentionOps;
 
 /**
- * The attention half of {@link SameDiffSparsifier#rewrite}: finds the causal attention subgraph
- * {@code matmul(Q, K, transposeB) -> scale -> add(causal bias) -> softmax -> matmul(., V)} and
- * replaces it by one sparse attention op.
+ * The attention half of {@link SameDiffSparsifier#rewrite}: every attention {@link
+ * AttentionMatcher} recognises gets a report line; one with a constant causal bias that the config
+ * selects is replaced by one sparse attention op, any other says why it stays dense.
  */
 final class AttentionRewriter {
   private AttentionRewriter() {}
