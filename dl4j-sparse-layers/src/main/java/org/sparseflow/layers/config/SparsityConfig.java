@@ -24,8 +24,8 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
  * SameDiff var names)
  * exclude: [...]              # default: embeddings and layer norms
- * keepFirstDense: true
- * keepLastDense: true
+ * keepFirstDense: true        # first layer(s): DL4J layer order; SameDiff depth from the inputs
+ * keepLastDense: true         # last layer(s), counted the same way
  * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
  * false}
  * mst: {...}                  # opaque, owned by the mst-scheduler
@@ -164,6 +164,12 @@ public class SparsityConfig {
     this.exclude = exclude;
   }
 
+  /**
+   * Whether the first candidate layer(s) stay dense. DL4J: the first supported layer with maskable
+   * weights, in layer (topological) order. SameDiff: every linear weight with a use at the smallest
+   * depth from the graph inputs, where a linear op's depth counts the linear ops on the longest
+   * path from a placeholder to it (so Q, K and V of the first block count together).
+   */
   public boolean isKeepFirstDense() {
     return keepFirstDense;
   }
@@ -172,6 +178,7 @@ public class SparsityConfig {
     this.keepFirstDense = keepFirstDense;
   }
 
+  /** Whether the last candidate layer(s) stay dense; counted as in {@link #isKeepFirstDense}. */
   public boolean isKeepLastDense() {
     return keepLastDense;
   }

@@ -10,6 +10,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.nn.HeadMasks;
 import org.sparseflow.layers.nn.SparseWeightLayer;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
@@ -105,6 +106,12 @@ final class ParamTransfer {
                     w.rows(), w.columns(), c.target().density(), maskSeed(cfg, r.name(), wk));
         m.assign(mask.toDense(m.dataType()));
       }
+    }
+    if (remask) {
+      HeadMasks.adjustAttentionLayer(newL.conf().getLayer(), newP);
+    }
+    for (String wk : sw.sparseWeightKeys()) {
+      INDArray m = newP.get(sw.maskKey(wk));
       if (m != null) {
         kept += m.neq(0).castTo(DataType.INT64).sumNumber().longValue();
         total += m.length();
