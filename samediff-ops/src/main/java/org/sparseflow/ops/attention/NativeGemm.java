@@ -149,6 +149,16 @@ final class NativeGemm {
     }
   }
 
+  /** Copies n single-precision elements at {@code address} into {@code dst[0 .. n)}. */
+  static void readFloats(long address, float[] dst, int n) {
+    fp(address).get(dst, 0, n);
+  }
+
+  /** Writes {@code src[0 .. n)} as n single-precision elements at {@code address}. */
+  static void writeFloats(long address, float[] src, int n) {
+    fp(address).put(src, 0, n);
+  }
+
   /** native[address .. address+n) += delta. */
   void addInto(long address, double[] delta, int n) {
     double[] cur = read(address, n);
@@ -240,6 +250,21 @@ final class NativeGemm {
         }
         fp(base).put(f, 0, n);
       }
+    }
+
+    /**
+     * The first n elements of a single-precision scratch, in an array owned by this scratch (shared
+     * with {@link #read}'s conversion buffer: valid until the next read or write).
+     */
+    float[] readFloats(int n) {
+      float[] f = floatBuffer(n);
+      fp(base).get(f, 0, n);
+      return f;
+    }
+
+    /** Writes n elements of {@code data} to a single-precision scratch. */
+    void writeFloats(float[] data, int n) {
+      fp(base).put(data, 0, n);
     }
 
     private float[] floatBuffer(int n) {
