@@ -11,6 +11,15 @@ import org.sparseflow.ops.matmul.VectorSupport;
 final class AttentionBackwardKernel {
   private AttentionBackwardKernel() {}
 
+  /**
+   * True when the strided keys' gradients run in {@link StridedVectorKernel} (fp32 with the vector
+   * module loaded), first, before the tiles accumulate on top; the scalar path (native GEMMs per
+   * residue class, which needs Java copies of O and dO) runs after the tiles otherwise.
+   */
+  static boolean vectorStrides(AttentionGeometry g, BlockLayout layout) {
+    return g.type == DataType.FLOAT && VectorSupport.AVAILABLE && layout.strides().length > 0;
+  }
+
   static void backwardHead(
       AttentionGeometry g,
       BlockLayout layout,
@@ -38,6 +47,10 @@ final class AttentionBackwardKernel {
         g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b);
     final float[] lseF = new float[b];
     final float[] diF = new float[b];
+    final boolean stridesFirst = vectorStrides(g, layout);
+    if (stridesFirst) {
+      StridedVectorKernel.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, diAll, gradAddr);
+    }
     // element-wise contributions of the extra keys for this (batch, head) slice
     double[] dqX = null;
     double[] dkX = null;
@@ -162,7 +175,7 @@ final class AttentionBackwardKernel {
               b,
               blas.at(o.kAddr, kRow * d),
               d,
-              r == 0 ? 0.0 : 1.0,
+              r == 0 && !stridesFirst ? 0.0 : 1.0,
               dqAt,
               d);
           blas.gemm(
@@ -185,7 +198,9 @@ final class AttentionBackwardKernel {
         }
       }
     }
-    StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
+    if (!stridesFirst) {
+      StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
+    }
     if (dqX != null) {
       blas.addInto(blas.at(dqAddr, base * d), dqX, T * d);
       blas.addInto(blas.at(dkAddr, base * d), dkX, T * d);

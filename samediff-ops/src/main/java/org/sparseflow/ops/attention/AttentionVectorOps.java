@@ -1,7 +1,6 @@
 package org.sparseflow.ops.attention;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -110,6 +109,7 @@ final class AttentionVectorOps {
   private static final float LN2_HI = 0.693145751953125f;
   private static final float LN2_LO = 1.42860677e-6f;
   private static final float ROUND = 12582912f; // 1.5 * 2^23: (v + ROUND) - ROUND rounds to even
+  private static final int ROUND_BITS = 0x4B400000; // the bits of ROUND
   private static final float LO = -87f; // below: 0 (exp(-87) ~ 1.6e-38, the normal range ends)
   private static final float HI = 88f; // above: +infinity (only x in (88, 88.72] is misreported)
   private static final float C2 = 1f / 2;
@@ -126,7 +126,8 @@ final class AttentionVectorOps {
    */
   static FloatVector exp(FloatVector x) {
     FloatVector xc = x.max(LO).min(HI);
-    FloatVector nf = xc.mul(LOG2E).add(ROUND).sub(ROUND);
+    FloatVector tv = xc.mul(LOG2E).add(ROUND); // n in the low mantissa bits
+    FloatVector nf = tv.sub(ROUND);
     FloatVector r = nf.neg().fma(FloatVector.broadcast(SP, LN2_HI), xc);
     r = nf.neg().fma(FloatVector.broadcast(SP, LN2_LO), r);
     FloatVector p = r.fma(C7, C6);
@@ -136,8 +137,12 @@ final class AttentionVectorOps {
     p = p.fma(r, FloatVector.broadcast(SP, C2));
     p = p.fma(r, FloatVector.broadcast(SP, 1f));
     p = p.fma(r, FloatVector.broadcast(SP, 1f));
-    IntVector n = (IntVector) nf.convert(VectorOperators.F2I, 0);
-    FloatVector scale = n.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats();
+    // 2^n from the bits of tv (0x4B400000 + n), no float-int conversion (not intrinsic on JDK 17)
+    FloatVector scale =
+        tv.reinterpretAsInts()
+            .add(127 - ROUND_BITS)
+            .lanewise(VectorOperators.LSHL, 23)
+            .reinterpretAsFloats();
     FloatVector e = p.mul(scale);
     e = e.blend(0f, x.compare(VectorOperators.LT, LO));
     return e.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, HI));
@@ -152,7 +157,8 @@ final class AttentionVectorOps {
       return Float.POSITIVE_INFINITY;
     }
     float xc = Math.min(Math.max(x, LO), HI);
-    float nf = (xc * LOG2E + ROUND) - ROUND;
+    float tv = xc * LOG2E + ROUND;
+    float nf = tv - ROUND;
     float r = Math.fma(-nf, LN2_HI, xc);
     r = Math.fma(-nf, LN2_LO, r);
     float p = Math.fma(r, C7, C6);
@@ -162,6 +168,6 @@ final class AttentionVectorOps {
     p = Math.fma(p, r, C2);
     p = Math.fma(p, r, 1f);
     p = Math.fma(p, r, 1f);
-    return p * Float.intBitsToFloat(((int) nf + 127) << 23);
+    return p * Float.intBitsToFloat((Float.floatToRawIntBits(tv) + 127 - ROUND_BITS) << 23);
   }
 }
