@@ -28,8 +28,6 @@ final class AttentionForwardKernel {
       int tasks = g.batch * g.heads * nb;
       long work = g.rows() * g.headDim * (long) g.seqLen;
       int[] strides = layout.strides();
-      // fp32 with the vector module: the strided keys' products in Java (StridedVectorKernel)
-      final boolean vec = AttentionBackwardKernel.vectorStrides(g, layout);
       double[][] strideScores = new double[strides.length][];
       for (int si = 0; si < strides.length; si++) {
         strideScores[si] =
@@ -39,13 +37,7 @@ final class AttentionForwardKernel {
         AttentionThreads.parallelFor(
             g.batch * g.heads,
             work,
-            bh -> {
-              if (vec) {
-                StridedVectorKernel.strideScores(g, layout, scale, bh, o, strideScores);
-              } else {
-                StridedAttention.strideScores(g, layout, scale, bh, o, strideScores);
-              }
-            });
+            bh -> StridedAttention.strideScores(g, layout, scale, bh, o, strideScores));
       }
       // larger query blocks first (more tiles under dense-like layouts) for better balance
       AttentionThreads.parallelFor(
@@ -60,13 +52,7 @@ final class AttentionForwardKernel {
         AttentionThreads.parallelFor(
             g.batch * g.heads,
             work,
-            bh -> {
-              if (vec) {
-                StridedVectorKernel.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
-              } else {
-                StridedAttention.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
-              }
-            });
+            bh -> StridedAttention.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores));
       }
     }
   }

@@ -269,7 +269,11 @@ public final class SparseAttention {
       // D_i = rowsum(dO o O) for every row at once; Java copies of O and dO only where strided or
       // extra keys
       // need them (converting both to double arrays cost ~4% of a gpt-mini training step)
-      double[] diAll = NativeGemm.toDoubles(do2.mul(out2).sum(1));
+      double[] diAll =
+          g.type == DataType.FLOAT
+              ? NativeGemm.rowDotsFloat(
+                  NativeGemm.address(do2), NativeGemm.address(out2), (int) g.rows(), g.headDim)
+              : NativeGemm.toDoubles(do2.mul(out2).sum(1));
       boolean javaRows =
           o.qa != null
               || layout.strides().length > 0 && !AttentionBackwardKernel.vectorStrides(g, layout);

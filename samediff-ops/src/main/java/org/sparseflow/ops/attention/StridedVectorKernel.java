@@ -110,90 +110,6 @@ final class StridedVectorKernel {
     NativeGemm.writeFloats(blas.at(gradAddr[2], base * d), bf.dv, slice);
   }
 
-  /**
-   * Forward scores of the strided extra keys of head slice {@code bh}, as {@link
-   * StridedAttention#strideScores} (same layout of {@code scores}, -inf where a pair is not a
-   * strided extra), with {@code S = scale Q_r K_r^T} vectorised along the keys.
-   */
-  static void strideScores(
-      AttentionGeometry g,
-      BlockLayout layout,
-      double scale,
-      int bh,
-      AttentionOperands o,
-      double[][] scores) {
-    final int d = g.headDim;
-    final int seqLen = g.seqLen;
-    final int head = layout.layoutHead(bh % g.heads);
-    final long base = (long) bh * seqLen;
-    final NativeGemm blas = NativeGemm.of(g.type);
-    int[] strides = layout.strides();
-    Buffers bf = prepare(strides, seqLen, d);
-    NativeGemm.readFloats(blas.at(o.qAddr, base * d), bf.q, seqLen * d);
-    NativeGemm.readFloats(blas.at(o.kAddr, base * d), bf.k, seqLen * d);
-    for (int si = 0; si < strides.length; si++) {
-      int st = strides[si];
-      int nMax = StridedAttention.residueLength(seqLen, st, 0);
-      double[] out = scores[si];
-      for (int r = 0; r < Math.min(st, seqLen); r++) {
-        int n = StridedAttention.residueLength(seqLen, st, r);
-        int np = pad(n);
-        transpose(bf.k, bf.kt, r, st, n, np, d);
-        for (int a = 0; a < n; a++) {
-          int i = r + a * st;
-          if (a > 0) {
-            panelRow(bf.q, i * d, bf.kt, np, d, bf.s, 0);
-          }
-          int rowOff = (int) (base + i) * nMax;
-          for (int c = 0; c < nMax; c++) {
-            out[rowOff + c] =
-                c < a && layout.isStrideExtra(head, si, i, r + c * st)
-                    ? scale * bf.s[c]
-                    : Double.NEGATIVE_INFINITY;
-          }
-        }
-      }
-    }
-  }
-
-  /**
-   * {@code O += P V} over the strided extra keys of head slice {@code bh} once the row log-sum-exp
-   * is final, as {@link StridedAttention#strideOutput}, vectorised along the head dimension.
-   */
-  static void strideOutput(
-      AttentionGeometry g,
-      BlockLayout layout,
-      int bh,
-      AttentionOperands o,
-      long outAddr,
-      double[] lseAll,
-      double[][] scores) {
-    final int d = g.headDim;
-    final int seqLen = g.seqLen;
-    final long base = (long) bh * seqLen;
-    final NativeGemm blas = NativeGemm.of(g.type);
-    int[] strides = layout.strides();
-    Buffers bf = prepare(strides, seqLen, d);
-    NativeGemm.readFloats(blas.at(o.vAddr, base * d), bf.v, seqLen * d);
-    NativeGemm.readFloats(blas.at(outAddr, base * d), bf.dq, seqLen * d); // the output rows
-    for (int si = 0; si < strides.length; si++) {
-      int st = strides[si];
-      int nMax = StridedAttention.residueLength(seqLen, st, 0);
-      for (int r = 0; r < Math.min(st, seqLen); r++) {
-        int n = StridedAttention.residueLength(seqLen, st, r);
-        for (int a = 1; a < n; a++) {
-          int row = (int) (base + r + a * st);
-          for (int c = 0; c < a; c++) {
-            double sv = scores[si][row * nMax + c];
-            bf.p[c] = sv == Double.NEGATIVE_INFINITY ? 0f : (float) Math.exp(sv - lseAll[row]);
-          }
-          weighted(bf.dq, (r + a * st) * d, d, bf.v, r * d, st * d, bf.p, 0, 1, 0, a);
-        }
-      }
-    }
-    NativeGemm.writeFloats(blas.at(outAddr, base * d), bf.dq, seqLen * d);
-  }
-
   /** This thread's buffers, large enough for the strides of a sequence of seqLen, head dim d. */
   private static Buffers prepare(int[] strides, int seqLen, int d) {
     int nPadMax = 0;
@@ -302,13 +218,32 @@ final class StridedVectorKernel {
   private static void panelRow(
       float[] a, int aOff, float[] panel, int np, int d, float[] out, int outOff) {
     for (int c0 = 0; c0 < np; c0 += L) {
-      FloatVector acc = FloatVector.zero(SP);
-      for (int x = 0; x < d; x++) {
-        acc =
-            FloatVector.fromArray(SP, panel, x * np + c0)
-                .fma(FloatVector.broadcast(SP, a[aOff + x]), acc);
+      // four partial sums over x (x mod 4), added pairwise at the end: four independent FMA chains
+      FloatVector acc0 = FloatVector.zero(SP);
+      FloatVector acc1 = FloatVector.zero(SP);
+      FloatVector acc2 = FloatVector.zero(SP);
+      FloatVector acc3 = FloatVector.zero(SP);
+      int x = 0;
+      for (; x + 3 < d; x += 4) {
+        int o = x * np + c0;
+        acc0 =
+            FloatVector.fromArray(SP, panel, o).fma(FloatVector.broadcast(SP, a[aOff + x]), acc0);
+        acc1 =
+            FloatVector.fromArray(SP, panel, o + np)
+                .fma(FloatVector.broadcast(SP, a[aOff + x + 1]), acc1);
+        acc2 =
+            FloatVector.fromArray(SP, panel, o + 2 * np)
+                .fma(FloatVector.broadcast(SP, a[aOff + x + 2]), acc2);
+        acc3 =
+            FloatVector.fromArray(SP, panel, o + 3 * np)
+                .fma(FloatVector.broadcast(SP, a[aOff + x + 3]), acc3);
       }
-      acc.intoArray(out, outOff + c0);
+      for (; x < d; x++) {
+        acc0 =
+            FloatVector.fromArray(SP, panel, x * np + c0)
+                .fma(FloatVector.broadcast(SP, a[aOff + x]), acc0);
+      }
+      acc0.add(acc1).add(acc2.add(acc3)).intoArray(out, outOff + c0);
     }
   }
 
