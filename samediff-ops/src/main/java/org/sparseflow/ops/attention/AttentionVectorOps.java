@@ -13,11 +13,11 @@ import org.sparseflow.ops.matmul.VectorSupport;
  * in the tiles). Only loaded when {@link #applies} holds (so without {@code --add-modules
  * jdk.incubator.vector} the scalar double-precision loop of {@link AttentionBackwardKernel} runs).
  *
- * <p>Reproducibility: the exponential is {@link #exp(FloatVector)}, built from IEEE-exact lane
- * operations only (add, mul, fma, min/max, conversions, shifts), never {@code VectorOperators.EXP}.
- * On JDK 17 that operator runs Intel SVML stubs once C2 has compiled the caller and a per-lane
- * {@code Math.exp} before, so its results depended on how warm the JIT was: a training run resumed
- * from a checkpoint then diverged bitwise from an uninterrupted one.
+ * <p>Reproducibility: the exponential is {@link #expInPlace}, built from IEEE-exact lane operations
+ * only (add, mul, fma, min/max, conversions, shifts), never {@code VectorOperators.EXP}. On JDK 17
+ * that operator runs Intel SVML stubs once C2 has compiled the caller and a per-lane {@code
+ * Math.exp} before, so its results depended on how warm the JIT was: a training run resumed from a
+ * checkpoint then diverged bitwise from an uninterrupted one.
  */
 final class AttentionVectorOps {
   private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
@@ -37,22 +37,25 @@ final class AttentionVectorOps {
   static void softmaxGrad(
       float[] p, float[] ds, int nk, int b, int diagOff, float[] lse, float[] di) {
     final int lanes = SP.length();
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector l = FloatVector.fromArray(SP, lse, t0);
+      for (int c = 0; c < nk; c++) {
+        int idx = c * b + t0;
+        FloatVector.fromArray(SP, p, idx).sub(l).intoArray(p, idx);
+      }
+    }
+    expInPlace(p, nk * b);
     FloatVector zero = FloatVector.zero(SP);
     FloatVector iota = FloatVector.zero(SP).addIndex(1);
     for (int t0 = 0; t0 < b; t0 += lanes) {
-      FloatVector l = FloatVector.fromArray(SP, lse, t0);
       FloatVector dv = FloatVector.fromArray(SP, di, t0);
       for (int c = 0; c < nk; c++) {
         int idx = c * b + t0;
-        FloatVector pv = exp(FloatVector.fromArray(SP, p, idx).sub(l));
+        // lanes t0 + j with j < c - diagOff - t0 come before key c - diagOff: masked (no branch:
+        // a conditional vector update here made C2 box the vectors)
+        VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (c - diagOff - t0));
+        FloatVector pv = zero.blend(FloatVector.fromArray(SP, p, idx), keep);
         FloatVector g = pv.mul(FloatVector.fromArray(SP, ds, idx).sub(dv));
-        int key = c - diagOff;
-        if (key > t0) {
-          // lanes t0 + j with j < key - t0 come before key: masked
-          VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (key - t0));
-          pv = zero.blend(pv, keep);
-          g = zero.blend(g, keep);
-        }
         pv.intoArray(p, idx);
         g.intoArray(ds, idx);
       }
@@ -79,12 +82,16 @@ final class AttentionVectorOps {
     final int lanes = SP.length();
     for (int t0 = 0; t0 < b; t0 += lanes) {
       FloatVector m = FloatVector.fromArray(SP, maxSum, t0);
-      FloatVector sum = FloatVector.zero(SP);
       for (int c = 0; c < nk; c++) {
         int idx = c * b + t0;
-        FloatVector p = exp(FloatVector.fromArray(SP, a, idx).sub(m));
-        p.intoArray(a, idx);
-        sum = sum.add(p);
+        FloatVector.fromArray(SP, a, idx).sub(m).intoArray(a, idx);
+      }
+    }
+    expInPlace(a, nk * b);
+    for (int t0 = 0; t0 < b; t0 += lanes) {
+      FloatVector sum = FloatVector.zero(SP);
+      for (int c = 0; c < nk; c++) {
+        sum = sum.add(FloatVector.fromArray(SP, a, c * b + t0));
       }
       sum.intoArray(maxSum, t0);
     }
@@ -120,35 +127,39 @@ final class AttentionVectorOps {
   private static final float C7 = 1f / 5040;
 
   /**
-   * exp(x) per lane within 2 ulp for x in [-87, 88] (0 below, +infinity above, NaN for NaN), from
-   * exactly rounded lane operations only, so it gives the same bits interpreted, C1- or
-   * C2-compiled, on every x86 vector width, and equals {@link #exp(float)} bit for bit.
+   * {@code a[i] = exp(a[i])} for i &lt; n (a multiple of the lanes), vectorised: within 2 ulp for x
+   * in [-87, 88] (0 below, +infinity above, NaN for NaN), from exactly rounded lane operations
+   * only, so it gives the same bits interpreted, C1- or C2-compiled, on every x86 vector width, and
+   * equals {@link #exp(float)} bit for bit.
    */
-  static FloatVector exp(FloatVector x) {
-    FloatVector xc = x.max(LO).min(HI);
-    FloatVector tv = xc.mul(LOG2E).add(ROUND); // n in the low mantissa bits
-    FloatVector nf = tv.sub(ROUND);
-    FloatVector r = nf.neg().fma(FloatVector.broadcast(SP, LN2_HI), xc);
-    r = nf.neg().fma(FloatVector.broadcast(SP, LN2_LO), r);
-    FloatVector p = r.fma(C7, C6);
-    p = p.fma(r, FloatVector.broadcast(SP, C5));
-    p = p.fma(r, FloatVector.broadcast(SP, C4));
-    p = p.fma(r, FloatVector.broadcast(SP, C3));
-    p = p.fma(r, FloatVector.broadcast(SP, C2));
-    p = p.fma(r, FloatVector.broadcast(SP, 1f));
-    p = p.fma(r, FloatVector.broadcast(SP, 1f));
-    // 2^n from the bits of tv (0x4B400000 + n), no float-int conversion (not intrinsic on JDK 17)
-    FloatVector scale =
-        tv.reinterpretAsInts()
-            .add(127 - ROUND_BITS)
-            .lanewise(VectorOperators.LSHL, 23)
-            .reinterpretAsFloats();
-    FloatVector e = p.mul(scale);
-    e = e.blend(0f, x.compare(VectorOperators.LT, LO));
-    return e.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, HI));
+  static void expInPlace(float[] a, int n) {
+    for (int i = 0; i < n; i += SP.length()) {
+      FloatVector x = FloatVector.fromArray(SP, a, i);
+      FloatVector xc = x.max(LO).min(HI);
+      FloatVector tv = xc.mul(LOG2E).add(ROUND); // n in the low mantissa bits
+      FloatVector nf = tv.sub(ROUND);
+      FloatVector r = nf.neg().fma(FloatVector.broadcast(SP, LN2_HI), xc);
+      r = nf.neg().fma(FloatVector.broadcast(SP, LN2_LO), r);
+      FloatVector p = r.fma(C7, C6);
+      p = p.fma(r, FloatVector.broadcast(SP, C5));
+      p = p.fma(r, FloatVector.broadcast(SP, C4));
+      p = p.fma(r, FloatVector.broadcast(SP, C3));
+      p = p.fma(r, FloatVector.broadcast(SP, C2));
+      p = p.fma(r, FloatVector.broadcast(SP, 1f));
+      p = p.fma(r, FloatVector.broadcast(SP, 1f));
+      // 2^n from the bits of tv (0x4B400000 + n), no float-int conversion (not intrinsic on JDK 17)
+      FloatVector scale =
+          tv.reinterpretAsInts()
+              .add(127 - ROUND_BITS)
+              .lanewise(VectorOperators.LSHL, 23)
+              .reinterpretAsFloats();
+      FloatVector e = p.mul(scale);
+      e = e.blend(0f, x.compare(VectorOperators.LT, LO));
+      (e.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, HI))).intoArray(a, i);
+    }
   }
 
-  /** The scalar twin of {@link #exp(FloatVector)}: the same operations, so the same bits. */
+  /** The scalar twin of {@link #expInPlace}: the same operations, so the same bits. */
   static float exp(float x) {
     if (x < LO) {
       return 0f;

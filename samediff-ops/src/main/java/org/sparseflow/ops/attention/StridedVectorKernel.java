@@ -265,7 +265,20 @@ final class StridedVectorKernel {
       int from,
       int to) {
     int dv = d / L * L;
-    for (int x0 = 0; x0 < dv; x0 += L) {
+    int x0 = 0;
+    for (; x0 + 2 * L <= dv; x0 += 2 * L) { // two vectors at a time: two independent chains
+      FloatVector acc0 = FloatVector.fromArray(SP, y, yOff + x0);
+      FloatVector acc1 = FloatVector.fromArray(SP, y, yOff + x0 + L);
+      for (int j = from; j < to; j++) {
+        FloatVector wj = FloatVector.broadcast(SP, w[wOff + j * wStep]);
+        int so = srcOff + j * srcStep + x0;
+        acc0 = FloatVector.fromArray(SP, src, so).fma(wj, acc0);
+        acc1 = FloatVector.fromArray(SP, src, so + L).fma(wj, acc1);
+      }
+      acc0.intoArray(y, yOff + x0);
+      acc1.intoArray(y, yOff + x0 + L);
+    }
+    for (; x0 < dv; x0 += L) {
       FloatVector acc = FloatVector.fromArray(SP, y, yOff + x0);
       for (int j = from; j < to; j++) {
         acc =
