@@ -1,5 +1,8 @@
 package org.sparseflow.ops.attention;
 
+import org.nd4j.linalg.api.buffer.DataType;
+import org.sparseflow.ops.matmul.VectorSupport;
+
 /**
  * The backward kernel of {@link SparseAttention} for one (batch, head): {@code dP = dO V^T}, {@code
  * dS = P (dP - rowsum(dO * O))}, {@code dQ = scale dS K}, {@code dK = scale dS^T Q}, {@code dV =
@@ -7,6 +10,15 @@ package org.sparseflow.ops.attention;
  */
 final class AttentionBackwardKernel {
   private AttentionBackwardKernel() {}
+
+  /**
+   * True when the strided keys' gradients run in {@link StridedVectorKernel} (fp32 with the vector
+   * module loaded), first, before the tiles accumulate on top; the scalar path (native GEMMs per
+   * residue class, which needs Java copies of O and dO) runs after the tiles otherwise.
+   */
+  static boolean vectorStrides(AttentionGeometry g, BlockLayout layout) {
+    return g.type == DataType.FLOAT && VectorSupport.AVAILABLE && layout.strides().length > 0;
+  }
 
   static void backwardHead(
       AttentionGeometry g,
@@ -30,6 +42,15 @@ final class AttentionBackwardKernel {
     final long dqAddr = gradAddr[0];
     final long dkAddr = gradAddr[1];
     final long dvAddr = gradAddr[2];
+    // fp32 element-wise step with the Vector API where it is loaded (scalar double loop otherwise)
+    final boolean vec =
+        g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b);
+    final float[] lseF = new float[b];
+    final float[] diF = new float[b];
+    final boolean stridesFirst = vectorStrides(g, layout);
+    if (stridesFirst) {
+      StridedVectorKernel.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, diAll, gradAddr);
+    }
     // element-wise contributions of the extra keys for this (batch, head) slice
     double[] dqX = null;
     double[] dkX = null;
@@ -82,28 +103,48 @@ final class AttentionBackwardKernel {
               b);
           off += len;
         }
-        double[] p = st.read(nk * b);
-        double[] ds = dpt.read(nk * b);
         int diagOff = nk - b;
-        for (int t = 0; t < b; t++) {
-          int i = qb * b + t;
-          int row = (int) (base + i);
-          double lseI = lseAll[row];
-          double di = diAll[row]; // rowsum(dO * O)
-          for (int c = 0; c < nk; c++) {
-            int idx = c * b + t;
-            boolean masked = c >= diagOff && (c - diagOff) > t;
-            double pv = masked ? 0.0 : Math.exp(p[idx] - lseI);
-            p[idx] = pv;
-            ds[idx] = pv * (ds[idx] - di);
+        if (vec) {
+          float[] pf = st.readFloats(nk * b);
+          float[] dsf = dpt.readFloats(nk * b);
+          for (int t = 0; t < b; t++) {
+            int row = (int) (qRow + t);
+            lseF[t] = (float) lseAll[row];
+            diF[t] = (float) diAll[row];
           }
-          int[] ex = o.qa == null ? null : layout.otherExtrasNoCopy(head, i);
+          AttentionVectorOps.softmaxGrad(pf, dsf, nk, b, diagOff, lseF, diF);
+          st.writeFloats(pf, nk * b);
+          dpt.writeFloats(dsf, nk * b);
+        } else {
+          double[] p = st.read(nk * b);
+          double[] ds = dpt.read(nk * b);
+          for (int t = 0; t < b; t++) {
+            int row = (int) (qRow + t);
+            double lseI = lseAll[row];
+            double di = diAll[row]; // rowsum(dO * O)
+            for (int c = 0; c < nk; c++) {
+              int idx = c * b + t;
+              boolean masked = c >= diagOff && (c - diagOff) > t;
+              double pv = masked ? 0.0 : Math.exp(p[idx] - lseI);
+              p[idx] = pv;
+              ds[idx] = pv * (ds[idx] - di);
+            }
+          }
+          st.write(p, nk * b);
+          dpt.write(ds, nk * b);
+        }
+        for (int t = 0; o.qa != null && t < b; t++) {
+          int i = qb * b + t;
+          int[] ex = layout.otherExtrasNoCopy(head, i);
           if (ex != null && ex.length > 0) {
             if (dqX == null) {
               dqX = new double[T * d];
               dkX = new double[T * d];
               dvX = new double[T * d];
             }
+            int row = (int) (base + i);
+            double lseI = lseAll[row];
+            double di = diAll[row];
             int qo = row * d;
             for (int e = 0; e < ex.length; e++) {
               int ko = (int) ((base + ex[e]) * d);
@@ -116,8 +157,6 @@ final class AttentionBackwardKernel {
             }
           }
         }
-        st.write(p, nk * b);
-        dpt.write(ds, nk * b);
         long dqAt = blas.at(dqAddr, qRow * d);
         off = 0;
         for (int r = 0; r < runs.length; r += 2) {
@@ -136,7 +175,7 @@ final class AttentionBackwardKernel {
               b,
               blas.at(o.kAddr, kRow * d),
               d,
-              r == 0 ? 0.0 : 1.0,
+              r == 0 && !stridesFirst ? 0.0 : 1.0,
               dqAt,
               d);
           blas.gemm(
@@ -159,7 +198,9 @@ final class AttentionBackwardKernel {
         }
       }
     }
-    StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
+    if (!stridesFirst) {
+      StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
+    }
     if (dqX != null) {
       blas.addInto(blas.at(dqAddr, base * d), dqX, T * d);
       blas.addInto(blas.at(dkAddr, base * d), dkX, T * d);

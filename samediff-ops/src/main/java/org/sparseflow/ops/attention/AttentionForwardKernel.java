@@ -1,6 +1,8 @@
 package org.sparseflow.ops.attention;
 
 import java.util.Arrays;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.sparseflow.ops.matmul.VectorSupport;
 
 /**
  * The forward kernel of {@link SparseAttention}: strided scores, then per (batch, head, query
@@ -82,7 +84,7 @@ final class AttentionForwardKernel {
       AttentionOperands o,
       long outAddr,
       double[] lseAll,
-      double[][] strideScores) {
+      double[][] ss) {
     final int b = g.block;
     final int d = g.headDim;
     final int head = layout.layoutHead(bh % g.heads);
@@ -114,73 +116,65 @@ final class AttentionForwardKernel {
             b);
         off += len;
       }
-      double[] s = st.read(nk * b); // s[key * b + t]
       int diagOff = nk - b; // key blocks are sorted and qb (the diagonal) is the largest
       double[] delta = null;
-      for (int t = 0; t < b; t++) {
-        int i = qb * b + t;
-        for (int c = t + 1; c < b; c++) { // causal mask inside the diagonal tile
-          s[(diagOff + c) * b + t] = Double.NEGATIVE_INFINITY;
-        }
-        int[] ex = o.qa == null ? null : layout.otherExtrasNoCopy(head, i);
-        double[] es = null;
-        double max = Double.NEGATIVE_INFINITY;
-        for (int c = 0; c < nk; c++) {
-          max = Math.max(max, s[c * b + t]);
-        }
-        if (ex != null && ex.length > 0) {
-          es = new double[ex.length];
-          int qo = (int) ((base + i) * d);
-          for (int e = 0; e < ex.length; e++) {
-            es[e] = StridedAttention.dot(o.qa, qo, o.ka, (int) ((base + ex[e]) * d), d) * scale;
-            max = Math.max(max, es[e]);
+      double[][] es = new double[b][];
+      if (g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b)) {
+        // fp32 tiles with the Vector API, vectorised over the query rows; extras per row
+        float[] sf = st.readFloats(nk * b); // sf[key * b + t]
+        for (int t = 0; t < b; t++) {
+          for (int c = t + 1; c < b; c++) { // causal mask inside the diagonal tile
+            sf[(diagOff + c) * b + t] = Float.NEGATIVE_INFINITY;
           }
         }
-        int row = (int) (base + i);
-        for (int si = 0; si < strideScores.length; si++) {
-          int nMax = strideScores[si].length / (int) g.rows();
-          for (int c = 0; c < nMax; c++) {
-            max = Math.max(max, strideScores[si][row * nMax + c]);
+        float[] rowF = new float[b];
+        AttentionVectorOps.columnMax(sf, nk, b, rowF);
+        for (int t = 0; t < b; t++) {
+          int i = qb * b + t;
+          rowF[t] = (float) extrasMax(g, layout, scale, o, head, base, i, rowF[t], es, t, ss);
+        }
+        double[] max = new double[b];
+        for (int t = 0; t < b; t++) {
+          max[t] = rowF[t];
+        }
+        AttentionVectorOps.expColumns(sf, nk, b, rowF); // rowF: max in, sum out
+        for (int t = 0; t < b; t++) {
+          int i = qb * b + t;
+          double sum = rowF[t] + extrasSum(g, base + i, max[t], es[t], ss);
+          lseAll[(int) (base + i)] = max[t] + Math.log(sum);
+          rowF[t] = (float) (1.0 / sum);
+          delta = extrasOutput(g, layout, o, head, base, i, t, es[t], 1.0 / sum, delta);
+        }
+        AttentionVectorOps.scaleColumns(sf, nk, b, rowF);
+        st.writeFloats(sf, nk * b);
+      } else {
+        double[] s = st.read(nk * b); // s[key * b + t]
+        for (int t = 0; t < b; t++) {
+          int i = qb * b + t;
+          for (int c = t + 1; c < b; c++) { // causal mask inside the diagonal tile
+            s[(diagOff + c) * b + t] = Double.NEGATIVE_INFINITY;
           }
-        }
-        double sum = 0;
-        for (int c = 0; c < nk; c++) {
-          double p = Math.exp(s[c * b + t] - max);
-          s[c * b + t] = p;
-          sum += p;
-        }
-        for (int si = 0; si < strideScores.length; si++) {
-          int nMax = strideScores[si].length / (int) g.rows();
-          for (int c = 0; c < nMax; c++) {
-            double sv = strideScores[si][row * nMax + c];
-            if (sv != Double.NEGATIVE_INFINITY) {
-              sum += Math.exp(sv - max);
-            }
+          double max = Double.NEGATIVE_INFINITY;
+          for (int c = 0; c < nk; c++) {
+            max = Math.max(max, s[c * b + t]);
           }
-        }
-        if (es != null) {
-          for (int e = 0; e < es.length; e++) {
-            es[e] = Math.exp(es[e] - max);
-            sum += es[e];
+          max = extrasMax(g, layout, scale, o, head, base, i, max, es, t, ss);
+          double sum = 0;
+          for (int c = 0; c < nk; c++) {
+            double p = Math.exp(s[c * b + t] - max);
+            s[c * b + t] = p;
+            sum += p;
           }
-        }
-        double inv = 1.0 / sum;
-        for (int c = 0; c < nk; c++) {
-          s[c * b + t] *= inv;
-        }
-        lseAll[(int) (base + i)] = max + Math.log(sum);
-        if (es != null) {
-          if (delta == null) {
-            delta = new double[b * d];
+          sum += extrasSum(g, base + i, max, es[t], ss);
+          double inv = 1.0 / sum;
+          for (int c = 0; c < nk; c++) {
+            s[c * b + t] *= inv;
           }
-          for (int e = 0; e < es.length; e++) {
-            double p = es[e] * inv;
-            int vo = (int) ((base + ex[e]) * d);
-            StridedAttention.axpy(p, o.va, vo, delta, t * d, d);
-          }
+          lseAll[(int) (base + i)] = max + Math.log(sum);
+          delta = extrasOutput(g, layout, o, head, base, i, t, es[t], inv, delta);
         }
+        st.write(s, nk * b);
       }
-      st.write(s, nk * b);
       long oAt = blas.at(outAddr, qRow * d);
       off = 0;
       for (int r = 0; r < runs.length; r += 2) {
@@ -207,5 +201,90 @@ final class AttentionForwardKernel {
         blas.addInto(oAt, delta, b * d);
       }
     }
+  }
+
+  /**
+   * Row maximum over the extra keys of query {@code i}: {@code max} (that of the tiles) raised by
+   * the other extras (their scaled scores stored in {@code es[t]}) and the strided scores.
+   */
+  private static double extrasMax(
+      AttentionGeometry g,
+      BlockLayout layout,
+      double scale,
+      AttentionOperands o,
+      int head,
+      long base,
+      int i,
+      double max,
+      double[][] es,
+      int t,
+      double[][] ss) {
+    int[] ex = o.qa == null ? null : layout.otherExtrasNoCopy(head, i);
+    double m = max;
+    if (ex != null && ex.length > 0) {
+      double[] e = new double[ex.length];
+      int qo = (int) ((base + i) * g.headDim);
+      for (int x = 0; x < ex.length; x++) {
+        int ko = (int) ((base + ex[x]) * g.headDim);
+        e[x] = StridedAttention.dot(o.qa, qo, o.ka, ko, g.headDim) * scale;
+        m = Math.max(m, e[x]);
+      }
+      es[t] = e;
+    }
+    int row = (int) (base + i);
+    for (int si = 0; si < ss.length; si++) {
+      int nMax = ss[si].length / (int) g.rows();
+      for (int c = 0; c < nMax; c++) {
+        m = Math.max(m, ss[si][row * nMax + c]);
+      }
+    }
+    return m;
+  }
+
+  /** Sum of exp(score - max) over the strided scores and the extras ({@code es} exponentiated). */
+  private static double extrasSum(
+      AttentionGeometry g, long rowIndex, double max, double[] es, double[][] ss) {
+    int row = (int) rowIndex;
+    double sum = 0;
+    for (int si = 0; si < ss.length; si++) {
+      int nMax = ss[si].length / (int) g.rows();
+      for (int c = 0; c < nMax; c++) {
+        double sv = ss[si][row * nMax + c];
+        if (sv != Double.NEGATIVE_INFINITY) {
+          sum += Math.exp(sv - max);
+        }
+      }
+    }
+    if (es != null) {
+      for (int e = 0; e < es.length; e++) {
+        es[e] = Math.exp(es[e] - max);
+        sum += es[e];
+      }
+    }
+    return sum;
+  }
+
+  /** Adds the extras' share {@code sum_e p_e V_e} of row t to {@code delta} (created on demand). */
+  private static double[] extrasOutput(
+      AttentionGeometry g,
+      BlockLayout layout,
+      AttentionOperands o,
+      int head,
+      long base,
+      int i,
+      int t,
+      double[] es,
+      double inv,
+      double[] delta) {
+    if (es == null) {
+      return delta;
+    }
+    int[] ex = layout.otherExtrasNoCopy(head, i);
+    double[] dl = delta == null ? new double[g.block * g.headDim] : delta;
+    for (int e = 0; e < es.length; e++) {
+      int vo = (int) ((base + ex[e]) * g.headDim);
+      StridedAttention.axpy(es[e] * inv, o.va, vo, dl, t * g.headDim, g.headDim);
+    }
+    return dl;
   }
 }

@@ -37,7 +37,15 @@ final class AttentionThreads {
   /** Serializes kernels so the BLAS thread-count switch is never interleaved. */
   private static final Object LOCK = new Object();
 
+  /** Tests: run every loop in the calling thread (the one-thread schedule) when set. */
+  private static volatile boolean serial;
+
   private AttentionThreads() {}
+
+  /** Tests: forces the one-thread schedule ({@code true}) or restores the default. */
+  static void setSerial(boolean on) {
+    serial = on;
+  }
 
   /** Below this many multiply-adds a call runs in the calling thread (hand-off would cost more). */
   static final long SERIAL_WORK = 1L << 20;
@@ -51,7 +59,7 @@ final class AttentionThreads {
     if (n <= 0) {
       return;
     }
-    if (THREADS == 1 || n == 1 || work < SERIAL_WORK) {
+    if (THREADS == 1 || serial || n == 1 || work < SERIAL_WORK) {
       for (int i = 0; i < n; i++) {
         body.accept(i);
       }

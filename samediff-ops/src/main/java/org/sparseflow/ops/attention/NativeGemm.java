@@ -149,6 +149,41 @@ final class NativeGemm {
     }
   }
 
+  /** Copies n single-precision elements at {@code address} into {@code dst[0 .. n)}. */
+  static void readFloats(long address, float[] dst, int n) {
+    fp(address).get(dst, 0, n);
+  }
+
+  /** Writes {@code src[0 .. n)} as n single-precision elements at {@code address}. */
+  static void writeFloats(long address, float[] src, int n) {
+    fp(address).put(src, 0, n);
+  }
+
+  /**
+   * {@code out[i] = sum_x a[i d + x] b[i d + x]} in double, in order of x, over {@code rows} rows
+   * of two contiguous single-precision [rows, d] arrays (read in chunks; no temporary array of the
+   * full size, unlike an element-wise product followed by a row sum).
+   */
+  static double[] rowDotsFloat(long a, long b, int rows, int d) {
+    double[] out = new double[rows];
+    int chunk = Math.max(1, Math.min(rows, (1 << 14) / Math.max(1, d)));
+    float[] fa = new float[chunk * d];
+    float[] fb = new float[chunk * d];
+    for (int r0 = 0; r0 < rows; r0 += chunk) {
+      int n = Math.min(chunk, rows - r0);
+      fp(a + 4L * r0 * d).get(fa, 0, n * d);
+      fp(b + 4L * r0 * d).get(fb, 0, n * d);
+      for (int i = 0; i < n; i++) {
+        double s = 0;
+        for (int x = i * d; x < (i + 1) * d; x++) {
+          s += (double) fa[x] * fb[x];
+        }
+        out[r0 + i] = s;
+      }
+    }
+    return out;
+  }
+
   /** native[address .. address+n) += delta. */
   void addInto(long address, double[] delta, int n) {
     double[] cur = read(address, n);
@@ -240,6 +275,21 @@ final class NativeGemm {
         }
         fp(base).put(f, 0, n);
       }
+    }
+
+    /**
+     * The first n elements of a single-precision scratch, in an array owned by this scratch (shared
+     * with {@link #read}'s conversion buffer: valid until the next read or write).
+     */
+    float[] readFloats(int n) {
+      float[] f = floatBuffer(n);
+      fp(base).get(f, 0, n);
+      return f;
+    }
+
+    /** Writes n elements of {@code data} to a single-precision scratch. */
+    void writeFloats(float[] data, int n) {
+      fp(base).put(data, 0, n);
     }
 
     private float[] floatBuffer(int n) {

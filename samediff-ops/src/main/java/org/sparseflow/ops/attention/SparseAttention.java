@@ -223,9 +223,10 @@ public final class SparseAttention {
     INDArray dk;
     INDArray dv;
     try (MemoryWorkspace ws = Nd4j.getWorkspaceManager().scopeOutOfWorkspaces()) {
-      dq = Nd4j.create(g.type, g.batch, g.heads, g.seqLen, g.headDim);
-      dk = Nd4j.create(g.type, g.batch, g.heads, g.seqLen, g.headDim);
-      dv = Nd4j.create(g.type, g.batch, g.heads, g.seqLen, g.headDim);
+      // uninitialised: backwardInto overwrites them (zeroing them here too cost a memory pass)
+      dq = Nd4j.createUninitialized(g.type, g.batch, g.heads, g.seqLen, g.headDim);
+      dk = Nd4j.createUninitialized(g.type, g.batch, g.heads, g.seqLen, g.headDim);
+      dv = Nd4j.createUninitialized(g.type, g.batch, g.heads, g.seqLen, g.headDim);
     }
     backwardInto(q, k, v, out, lse, dOut, layout, scale, dq, dk, dv);
     return new Grads(dq, dk, dv);
@@ -268,25 +269,24 @@ public final class SparseAttention {
       // D_i = rowsum(dO o O) for every row at once; Java copies of O and dO only where strided or
       // extra keys
       // need them (converting both to double arrays cost ~4% of a gpt-mini training step)
-      double[] diAll = NativeGemm.toDoubles(do2.mul(out2).sum(1));
-      boolean javaRows = layout.strides().length > 0 || o.qa != null;
+      double[] diAll =
+          g.type == DataType.FLOAT
+              ? NativeGemm.rowDotsFloat(
+                  NativeGemm.address(do2), NativeGemm.address(out2), (int) g.rows(), g.headDim)
+              : NativeGemm.toDoubles(do2.mul(out2).sum(1));
+      boolean javaRows =
+          o.qa != null
+              || layout.strides().length > 0 && !AttentionBackwardKernel.vectorStrides(g, layout);
       double[] oa = javaRows ? NativeGemm.toDoubles(out2) : null;
       double[] doa = javaRows ? NativeGemm.toDoubles(do2) : null;
-      // write straight into contiguous 'c' outputs (cleared first: dK and dV accumulate);
-      // temporaries otherwise
+      // write straight into contiguous 'c' outputs (cleared first: dK and dV accumulate, except
+      // where the vector strided kernel writes every element of each head first); temporaries
+      // otherwise
       boolean direct = isDirect(dq, g) && isDirect(dk, g) && isDirect(dv, g);
-      INDArray dq2 =
-          direct
-              ? dq.assign(0).reshape('c', g.rows(), g.headDim)
-              : Nd4j.create(g.type, g.rows(), g.headDim);
-      INDArray dk2 =
-          direct
-              ? dk.assign(0).reshape('c', g.rows(), g.headDim)
-              : Nd4j.create(g.type, g.rows(), g.headDim);
-      INDArray dv2 =
-          direct
-              ? dv.assign(0).reshape('c', g.rows(), g.headDim)
-              : Nd4j.create(g.type, g.rows(), g.headDim);
+      boolean written = AttentionBackwardKernel.vectorStrides(g, layout);
+      INDArray dq2 = gradRows(dq, direct, written, g);
+      INDArray dk2 = gradRows(dk, direct, written, g);
+      INDArray dv2 = gradRows(dv, direct, written, g);
       long[] gradAddr = {NativeGemm.address(dq2), NativeGemm.address(dk2), NativeGemm.address(dv2)};
       long work = 2 * g.rows() * g.headDim * (long) g.seqLen;
       AttentionThreads.parallelFor(
@@ -303,6 +303,20 @@ public final class SparseAttention {
       dk.assign(dk2.reshape('c', shape));
       dv.assign(dv2.reshape('c', shape));
     }
+  }
+
+  /**
+   * The [rows, D] array a gradient is accumulated in: {@code grad} itself when direct (zeroed
+   * unless the kernel writes every element first), a new array otherwise (zero unless written).
+   */
+  private static INDArray gradRows(
+      INDArray grad, boolean direct, boolean written, AttentionGeometry g) {
+    if (direct) {
+      return (written ? grad : grad.assign(0)).reshape('c', g.rows(), g.headDim);
+    }
+    return written
+        ? Nd4j.createUninitialized(g.type, g.rows(), g.headDim)
+        : Nd4j.create(g.type, g.rows(), g.headDim);
   }
 
   static boolean isDirect(INDArray a, AttentionGeometry g) {

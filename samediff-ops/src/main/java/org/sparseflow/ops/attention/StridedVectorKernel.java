@@ -1,0 +1,298 @@
+package org.sparseflow.ops.attention;
+
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * fp32 JDK Vector API version of {@link StridedAttention#strideBackward} for one (batch, head): the
+ * strided extra keys' gradients per residue class {@code r, r+s, r+2s, ...} (Child et al. 2019,
+ * arXiv 1904.10509: on one residue class the strided pattern is dense causal attention), computed
+ * on Java copies of the head's rows instead of five tiny native GEMMs per class (16 x 16 x 64 at T
+ * = 2048, s = 128, where the call overhead dominated and half of each product lies above the causal
+ * diagonal).
+ *
+ * <p>Per class: {@code S = scale Q_r K_r^T} and {@code dP = dO_r V_r^T} vectorised along the keys
+ * (K_r and V_r transposed into a small panel padded to whole vectors), the element-wise step in
+ * double ({@code P = exp(S - lse)}, {@code dS = P (dP - D)}) on the strided extra pairs only, then
+ * {@code dQ += scale dS K_r}, {@code dK += scale dS^T Q_r}, {@code dV += P^T dO_r} vectorised along
+ * the head dimension over the kept pairs. Every sum runs in a fixed order, so results do not depend
+ * on the thread count. The gradients are written (not added) to the head's slices of dq, dk and dv,
+ * which must be zero before: the caller then accumulates the tiles on top. Only loaded with {@code
+ * --add-modules jdk.incubator.vector}.
+ */
+final class StridedVectorKernel {
+  private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+  private static final int L = SP.length();
+
+  /** Per-thread copies of one head's rows and the per-class panels, grown on demand. */
+  private static final class Buffers {
+    float[] q = new float[0];
+    float[] k = new float[0];
+    float[] v = new float[0];
+    float[] dout = new float[0];
+    float[] dq = new float[0];
+    float[] dk = new float[0];
+    float[] dv = new float[0];
+    float[] kt = new float[0];
+    float[] vt = new float[0];
+    float[] s = new float[0];
+    float[] dp = new float[0];
+    float[] p = new float[0];
+    float[] ds = new float[0];
+
+    void ensure(int slice, int panel, int tile) {
+      if (q.length < slice) {
+        q = new float[slice];
+        k = new float[slice];
+        v = new float[slice];
+        dout = new float[slice];
+        dq = new float[slice];
+        dk = new float[slice];
+        dv = new float[slice];
+      }
+      if (kt.length < panel) {
+        kt = new float[panel];
+        vt = new float[panel];
+      }
+      if (s.length < tile) {
+        s = new float[tile];
+        dp = new float[tile];
+        p = new float[tile];
+        ds = new float[tile];
+      }
+    }
+  }
+
+  private static final ThreadLocal<Buffers> BUF = ThreadLocal.withInitial(Buffers::new);
+
+  private StridedVectorKernel() {}
+
+  /**
+   * Writes the strided extra keys' share of dq, dk and dv of head slice {@code bh} (zero before).
+   */
+  static void strideBackward(
+      AttentionGeometry g,
+      BlockLayout layout,
+      double scale,
+      int bh,
+      AttentionOperands o,
+      long doAddr,
+      double[] lseAll,
+      double[] diAll,
+      long[] gradAddr) {
+    final int d = g.headDim;
+    final int seqLen = g.seqLen;
+    final int head = layout.layoutHead(bh % g.heads);
+    final long base = (long) bh * seqLen;
+    final int slice = seqLen * d;
+    final NativeGemm blas = NativeGemm.of(g.type);
+    int[] strides = layout.strides();
+    Buffers bf = prepare(strides, seqLen, d);
+    NativeGemm.readFloats(blas.at(o.qAddr, base * d), bf.q, slice);
+    NativeGemm.readFloats(blas.at(o.kAddr, base * d), bf.k, slice);
+    NativeGemm.readFloats(blas.at(o.vAddr, base * d), bf.v, slice);
+    NativeGemm.readFloats(blas.at(doAddr, base * d), bf.dout, slice);
+    Arrays.fill(bf.dq, 0, slice, 0f);
+    Arrays.fill(bf.dk, 0, slice, 0f);
+    Arrays.fill(bf.dv, 0, slice, 0f);
+    for (int si = 0; si < strides.length; si++) {
+      int st = strides[si];
+      for (int r = 0; r < Math.min(st, seqLen); r++) {
+        int n = StridedAttention.residueLength(seqLen, st, r);
+        if (n >= 2) {
+          residue(bf, layout, head, si, st, r, n, d, scale, base, lseAll, diAll);
+        }
+      }
+    }
+    NativeGemm.writeFloats(blas.at(gradAddr[0], base * d), bf.dq, slice);
+    NativeGemm.writeFloats(blas.at(gradAddr[1], base * d), bf.dk, slice);
+    NativeGemm.writeFloats(blas.at(gradAddr[2], base * d), bf.dv, slice);
+  }
+
+  /** This thread's buffers, large enough for the strides of a sequence of seqLen, head dim d. */
+  private static Buffers prepare(int[] strides, int seqLen, int d) {
+    int nPadMax = 0;
+    for (int st : strides) {
+      nPadMax = Math.max(nPadMax, pad(StridedAttention.residueLength(seqLen, st, 0)));
+    }
+    Buffers bf = BUF.get();
+    bf.ensure(seqLen * d, d * nPadMax, nPadMax * nPadMax);
+    return bf;
+  }
+
+  /** {@code panel[x * np + c] = rows[(r + c st) d + x]} for c < n, zero for n <= c < np. */
+  private static void transpose(float[] rows, float[] panel, int r, int st, int n, int np, int d) {
+    for (int x = 0; x < d; x++) {
+      Arrays.fill(panel, x * np + n, x * np + np, 0f);
+    }
+    for (int c = 0; c < n; c++) {
+      int ko = (r + c * st) * d;
+      for (int x = 0; x < d; x++) {
+        panel[x * np + c] = rows[ko + x];
+      }
+    }
+  }
+
+  /** n rounded up to whole vectors. */
+  private static int pad(int n) {
+    return (n + L - 1) / L * L;
+  }
+
+  /** One residue class r of stride st: n positions r, r + st, ... (row offsets relative to bh). */
+  private static void residue(
+      Buffers bf,
+      BlockLayout layout,
+      int head,
+      int si,
+      int st,
+      int r,
+      int n,
+      int d,
+      double scale,
+      long base,
+      double[] lseAll,
+      double[] diAll) {
+    final int np = pad(n);
+    final float[] kt = bf.kt;
+    final float[] vt = bf.vt;
+    // K_r^T and V_r^T as [d x np] panels, zero beyond n
+    transpose(bf.k, kt, r, st, n, np, d);
+    transpose(bf.v, vt, r, st, n, np, d);
+    // S = Q_r K_r^T and dP = dO_r V_r^T, rows a, keys c along the lanes
+    final float[] s = bf.s;
+    final float[] dp = bf.dp;
+    for (int a = 1; a < n; a++) {
+      int qo = (r + a * st) * d;
+      panelRow(bf.q, qo, kt, np, d, s, a * np);
+      panelRow(bf.dout, qo, vt, np, d, dp, a * np);
+    }
+    // element-wise step on the strided extra pairs (c < a); zero elsewhere
+    final float[] p = bf.p;
+    final float[] ds = bf.ds;
+    boolean any = false;
+    for (int a = 0; a < n; a++) {
+      int i = r + a * st;
+      int row = (int) (base + i);
+      double lse = lseAll[row];
+      double di = diAll[row];
+      for (int c = 0; c < n; c++) {
+        int idx = a * np + c;
+        if (c < a && layout.isStrideExtra(head, si, i, r + c * st)) {
+          double pe = Math.exp(scale * s[idx] - lse);
+          p[idx] = (float) pe;
+          ds[idx] = (float) (pe * (dp[idx] - di) * scale);
+          any = true;
+        } else {
+          p[idx] = 0f;
+          ds[idx] = 0f;
+        }
+      }
+    }
+    if (any) {
+      accumulate(bf, st, r, n, np, d);
+    }
+  }
+
+  /**
+   * dQ_a += sum_c dS[a][c] K_c, dK_c += sum_a dS[a][c] Q_a, dV_c += sum_a P[a][c] dO_a over the
+   * pairs c < a (dS already scaled).
+   */
+  private static void accumulate(Buffers bf, int st, int r, int n, int np, int d) {
+    int step = st * d;
+    int first = r * d;
+    for (int a = 1; a < n; a++) {
+      weighted(bf.dq, first + a * step, d, bf.k, first, step, bf.ds, a * np, 1, 0, a);
+    }
+    for (int c = 0; c + 1 < n; c++) {
+      weighted(bf.dk, first + c * step, d, bf.q, first, step, bf.ds, c, np, c + 1, n);
+      weighted(bf.dv, first + c * step, d, bf.dout, first, step, bf.p, c, np, c + 1, n);
+    }
+  }
+
+  /**
+   * {@code out[outOff + c] = sum_x a[aOff + x] panel[x * np + c]} for c < np (np whole vectors),
+   * vectorised along c. Small on purpose: C2 keeps the Vector API calls intrinsic only in small
+   * methods (inlined into a large one they fell back to the Java implementation, ~20x slower).
+   */
+  private static void panelRow(
+      float[] a, int aOff, float[] panel, int np, int d, float[] out, int outOff) {
+    for (int c0 = 0; c0 < np; c0 += L) {
+      // four partial sums over x (x mod 4), added pairwise at the end: four independent FMA chains
+      FloatVector acc0 = FloatVector.zero(SP);
+      FloatVector acc1 = FloatVector.zero(SP);
+      FloatVector acc2 = FloatVector.zero(SP);
+      FloatVector acc3 = FloatVector.zero(SP);
+      int x = 0;
+      for (; x + 3 < d; x += 4) {
+        int o = x * np + c0;
+        acc0 =
+            FloatVector.fromArray(SP, panel, o).fma(FloatVector.broadcast(SP, a[aOff + x]), acc0);
+        acc1 =
+            FloatVector.fromArray(SP, panel, o + np)
+                .fma(FloatVector.broadcast(SP, a[aOff + x + 1]), acc1);
+        acc2 =
+            FloatVector.fromArray(SP, panel, o + 2 * np)
+                .fma(FloatVector.broadcast(SP, a[aOff + x + 2]), acc2);
+        acc3 =
+            FloatVector.fromArray(SP, panel, o + 3 * np)
+                .fma(FloatVector.broadcast(SP, a[aOff + x + 3]), acc3);
+      }
+      for (; x < d; x++) {
+        acc0 =
+            FloatVector.fromArray(SP, panel, x * np + c0)
+                .fma(FloatVector.broadcast(SP, a[aOff + x]), acc0);
+      }
+      acc0.add(acc1).add(acc2.add(acc3)).intoArray(out, outOff + c0);
+    }
+  }
+
+  /**
+   * {@code y[yOff + x] += sum_{j in [from, to)} w[wOff + j wStep] src[srcOff + j srcStep + x]} for
+   * x < d, in order of j, vectorised along x. No branch in the loop: with one, C2 (JDK 17) boxed
+   * the accumulator at the merge and the kernel ran ~10x slower.
+   */
+  private static void weighted(
+      float[] y,
+      int yOff,
+      int d,
+      float[] src,
+      int srcOff,
+      int srcStep,
+      float[] w,
+      int wOff,
+      int wStep,
+      int from,
+      int to) {
+    int dv = d / L * L;
+    int x0 = 0;
+    for (; x0 + 2 * L <= dv; x0 += 2 * L) { // two vectors at a time: two independent chains
+      FloatVector acc0 = FloatVector.fromArray(SP, y, yOff + x0);
+      FloatVector acc1 = FloatVector.fromArray(SP, y, yOff + x0 + L);
+      for (int j = from; j < to; j++) {
+        FloatVector wj = FloatVector.broadcast(SP, w[wOff + j * wStep]);
+        int so = srcOff + j * srcStep + x0;
+        acc0 = FloatVector.fromArray(SP, src, so).fma(wj, acc0);
+        acc1 = FloatVector.fromArray(SP, src, so + L).fma(wj, acc1);
+      }
+      acc0.intoArray(y, yOff + x0);
+      acc1.intoArray(y, yOff + x0 + L);
+    }
+    for (; x0 < dv; x0 += L) {
+      FloatVector acc = FloatVector.fromArray(SP, y, yOff + x0);
+      for (int j = from; j < to; j++) {
+        acc =
+            FloatVector.fromArray(SP, src, srcOff + j * srcStep + x0)
+                .fma(FloatVector.broadcast(SP, w[wOff + j * wStep]), acc);
+      }
+      acc.intoArray(y, yOff + x0);
+    }
+    for (int x = dv; x < d; x++) {
+      float acc = y[yOff + x];
+      for (int j = from; j < to; j++) {
+        acc = Math.fma(w[wOff + j * wStep], src[srcOff + j * srcStep + x], acc);
+      }
+      y[yOff + x] = acc;
+    }
+  }
+}
