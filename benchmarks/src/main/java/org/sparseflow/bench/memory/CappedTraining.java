@@ -1,10 +1,12 @@
 package org.sparseflow.bench.memory;
 
+import java.io.File;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.graph.ComputationGraph;
+import org.deeplearning4j.util.CrashReportingUtil;
 import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.shade.jackson.core.JsonProcessingException;
@@ -55,6 +57,9 @@ final class CappedTraining {
   static Outcome run(
       MemoryCase.Size size, String storage, String pattern, double density, int steps, long seed) {
     Outcome o = new Outcome();
+    // DL4J writes a memory report on out-of-memory; keep it out of the working directory
+    File dumps = new File(System.getProperty("java.io.tmpdir"), "sparseflow-memory-cap");
+    CrashReportingUtil.crashDumpOutputDirectory(dumps);
     String phase = "build";
     int done = 0;
     double minMs = Double.NaN;
@@ -93,6 +98,7 @@ final class CappedTraining {
         o.values.put("status", "out_of_memory");
         o.values.put("phase", phase.replace(' ', '_'));
         o.values.put("message", String.valueOf(oom.getMessage()));
+        o.values.put("dl4j_report_dir", dumps.getAbsolutePath());
       }
       peak.stop();
       o.values.put("steps_done", String.valueOf(done));

@@ -158,6 +158,8 @@ public final class MemoryCapDemo {
                 + r.get("phase")
                 + " ("
                 + r.getOrDefault("message", "")
+                + "; DL4J's memory report: "
+                + r.getOrDefault("dl4j_report_dir", "n/a")
                 + ")");
       }
     }

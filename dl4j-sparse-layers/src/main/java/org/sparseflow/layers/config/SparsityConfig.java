@@ -24,7 +24,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
  * SameDiff var names)
  * exclude: [...]              # default: embeddings and layer norms
- * keepFirstDense: true        # first layer(s): DL4J layer order; SameDiff depth from the inputs
+ * keepFirstDense: true        # first layer(s): MultiLayerNetwork order; graphs: depth from inputs
  * keepLastDense: true         # last layer(s), counted the same way
  * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
  * false}
@@ -165,10 +165,12 @@ public class SparsityConfig {
   }
 
   /**
-   * Whether the first candidate layer(s) stay dense. DL4J: the first supported layer with maskable
-   * weights, in layer (topological) order. SameDiff: every linear weight with a use at the smallest
-   * depth from the graph inputs, where a linear op's depth counts the linear ops on the longest
-   * path from a placeholder to it (so Q, K and V of the first block count together).
+   * Whether the first candidate layer(s) stay dense. MultiLayerNetwork: the first supported layer
+   * with maskable weights, in layer order. ComputationGraph: every such layer at the smallest
+   * depth, the largest number of such layers on a path from a network input to it. SameDiff: every
+   * linear weight with a use at the smallest depth from the graph inputs, where a linear op's depth
+   * counts the linear ops on the longest path from a placeholder to it (so Q, K and V of the first
+   * block count together).
    */
   public boolean isKeepFirstDense() {
     return keepFirstDense;

@@ -97,7 +97,7 @@ public final class Sparsify {
       return new Sparsified<>(conf, SparsifyReport.noConfig());
     }
     ComputationGraphConfiguration out = conf.clone();
-    SparsifyPlan plan = SparsifyPlan.of(cfg, SparsifyPlan.refs(out));
+    SparsifyPlan plan = SparsifyPlan.of(cfg, SparsifyPlan.refs(out), null, out.getVertexInputs());
     return new Sparsified<>(out, plan.report(cfg, null));
   }
 
@@ -115,7 +115,8 @@ public final class Sparsify {
       index.put(refs.get(i).name(), i);
     }
     SparsifyPlan plan =
-        SparsifyPlan.of(cfg, refs, name -> unwrap(net.getLayer(index.get(name))).paramTable());
+        SparsifyPlan.of(
+            cfg, refs, name -> unwrap(net.getLayer(index.get(name))).paramTable(), null);
     MultiLayerNetwork out = new MultiLayerNetwork(conf);
     out.init();
     Map<String, Double> measured = new LinkedHashMap<>();
@@ -133,7 +134,9 @@ public final class Sparsify {
     requireInitialised(net.params(), "ComputationGraph");
     ComputationGraphConfiguration conf = net.getConfiguration().clone();
     List<SparsifyPlan.LayerRef> refs = SparsifyPlan.refs(conf);
-    SparsifyPlan plan = SparsifyPlan.of(cfg, refs, name -> unwrap(net.getLayer(name)).paramTable());
+    SparsifyPlan plan =
+        SparsifyPlan.of(
+            cfg, refs, name -> unwrap(net.getLayer(name)).paramTable(), conf.getVertexInputs());
     ComputationGraph out = new ComputationGraph(conf);
     out.init();
     Map<String, Double> measured = new LinkedHashMap<>();

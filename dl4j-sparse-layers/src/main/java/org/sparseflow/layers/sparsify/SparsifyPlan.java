@@ -1,6 +1,7 @@
 package org.sparseflow.layers.sparsify;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,16 +51,20 @@ final class SparsifyPlan {
 
   /** Decides every layer and replaces the chosen layer configurations through their setters. */
   static SparsifyPlan of(SparsityConfig cfg, List<LayerRef> refs) {
-    return of(cfg, refs, null);
+    return of(cfg, refs, null, null);
   }
 
   /**
    * As {@link #of(SparsityConfig, List)}; {@code weightsOf} gives an initialised network's
    * parameters by layer name (null for a bare configuration), from which packed storage takes
-   * magnitude masks.
+   * magnitude masks; {@code graphInputs} is a ComputationGraph's vertex inputs (null for a
+   * MultiLayerNetwork), from which keepFirstDense / keepLastDense count layers by depth.
    */
   static SparsifyPlan of(
-      SparsityConfig cfg, List<LayerRef> refs, Function<String, Map<String, INDArray>> weightsOf) {
+      SparsityConfig cfg,
+      List<LayerRef> refs,
+      Function<String, Map<String, INDArray>> weightsOf,
+      Map<String, List<String>> graphInputs) {
     List<LayerSparsifier> sparsifiers = LayerSparsifiers.all();
     List<SparsityPlanner.Item> items = new ArrayList<>();
     List<String> allNames = new ArrayList<>();
@@ -88,7 +93,10 @@ final class SparsifyPlan {
       }
       items.add(new SparsityPlanner.Item(r.name(), names, shapes));
     }
-    Map<String, SparsityPlanner.Decision> decisions = SparsityPlanner.plan(cfg, items, allNames);
+    Map<String, SparsityPlanner.Decision> decisions =
+        graphInputs == null
+            ? SparsityPlanner.plan(cfg, items, allNames)
+            : planByDepth(cfg, items, allNames, graphInputs);
     PatternSpec spec = PatternSpec.parse(cfg.getPattern());
     List<Choice> choices = new ArrayList<>();
     for (LayerRef r : refs) {
@@ -202,6 +210,65 @@ final class SparsifyPlan {
       out.put(e.getKey(), PackedLayout.of((BlockMask) m).keptRowMajor());
     }
     return out;
+  }
+
+  /**
+   * The plan of a ComputationGraph, where the first and last layers are those at the smallest and
+   * the largest depth: the largest number of layers with maskable weights on any path from the
+   * network inputs (a shallow auxiliary head declared last counts as first, not last).
+   */
+  private static Map<String, SparsityPlanner.Decision> planByDepth(
+      SparsityConfig cfg,
+      List<SparsityPlanner.Item> items,
+      List<String> allNames,
+      Map<String, List<String>> graphInputs) {
+    Set<String> itemNames = new HashSet<>();
+    items.forEach(it -> itemNames.add(it.name()));
+    Map<String, Integer> memo = new HashMap<>();
+    int min = Integer.MAX_VALUE;
+    int max = Integer.MIN_VALUE;
+    for (SparsityPlanner.Item it : items) {
+      int d = depth(it.name(), graphInputs, itemNames, memo, new HashSet<>());
+      min = Math.min(min, d);
+      max = Math.max(max, d);
+    }
+    Set<String> first = new HashSet<>();
+    Set<String> last = new HashSet<>();
+    for (SparsityPlanner.Item it : items) {
+      int d = memo.get(it.name());
+      if (d == min) {
+        first.add(it.name());
+      }
+      if (d == max) {
+        last.add(it.name());
+      }
+    }
+    String note =
+        " (by depth from the inputs: first = depth " + min + ", last = depth " + max + ")";
+    return SparsityPlanner.plan(cfg, items, allNames, first, last, note);
+  }
+
+  /** Layers with maskable weights on the longest path from the inputs to {@code v}, v included. */
+  private static int depth(
+      String v,
+      Map<String, List<String>> inputs,
+      Set<String> items,
+      Map<String, Integer> memo,
+      Set<String> visiting) {
+    Integer known = memo.get(v);
+    if (known != null) {
+      return known;
+    }
+    int d = 0;
+    if (visiting.add(v)) { // a well-formed graph has no cycles; guard anyway
+      for (String u : inputs.getOrDefault(v, List.of())) {
+        d = Math.max(d, depth(u, inputs, items, memo, visiting));
+      }
+      visiting.remove(v);
+    }
+    d += items.contains(v) ? 1 : 0;
+    memo.put(v, d);
+    return d;
   }
 
   /** A layer left as it is, with the reason. */
