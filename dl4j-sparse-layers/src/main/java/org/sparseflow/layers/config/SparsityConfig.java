@@ -27,6 +27,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * keepLastDense: true
  * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
  * false}
+ * fuse: {layerNorm: true, gelu: true}  # SameDiff: fused layer-norm / GELU ops (FuseSettings)
  * mst: {...}                  # opaque, owned by the mst-scheduler
  * </pre>
  *
@@ -49,6 +50,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
   "keepFirstDense",
   "keepLastDense",
   "attention",
+  "fuse",
   "mst"
 })
 public class SparsityConfig {
@@ -75,6 +77,7 @@ public class SparsityConfig {
   private boolean keepFirstDense = true;
   private boolean keepLastDense = true;
   private AttentionSettings attention;
+  private FuseSettings fuse;
   private JsonNode mst;
 
   /** Jackson constructor: the defaults above. */
@@ -165,6 +168,20 @@ public class SparsityConfig {
     this.attention = attention;
   }
 
+  /** The {@code fuse} section as written; null when absent (see {@link #fuseOrDefault()}). */
+  public FuseSettings getFuse() {
+    return fuse;
+  }
+
+  public void setFuse(FuseSettings fuse) {
+    this.fuse = fuse;
+  }
+
+  /** The {@code fuse} section, or {@link FuseSettings#defaults()} when absent. */
+  public FuseSettings fuseOrDefault() {
+    return fuse == null ? FuseSettings.defaults() : fuse.copy();
+  }
+
   /** Opaque MST section (schema owned by the mst-scheduler); null when absent. */
   public JsonNode getMst() {
     return mst;
@@ -232,6 +249,7 @@ public class SparsityConfig {
     c.keepFirstDense = keepFirstDense;
     c.keepLastDense = keepLastDense;
     c.attention = attention == null ? null : attention.copy();
+    c.fuse = fuse == null ? null : fuse.copy();
     c.mst = mst == null ? null : mst.deepCopy();
     return c;
   }
@@ -310,6 +328,7 @@ public class SparsityConfig {
         && Objects.equals(include, c.include)
         && Objects.equals(exclude, c.exclude)
         && Objects.equals(attention, c.attention)
+        && Objects.equals(fuse, c.fuse)
         && Objects.equals(mst, c.mst);
   }
 
@@ -326,6 +345,7 @@ public class SparsityConfig {
         keepFirstDense,
         keepLastDense,
         attention,
+        fuse,
         mst);
   }
 
@@ -351,6 +371,8 @@ public class SparsityConfig {
         + keepLastDense
         + ", attention="
         + attention
+        + ", fuse="
+        + fuse
         + ", mst="
         + mst
         + "}";
@@ -431,6 +453,11 @@ public class SparsityConfig {
               blockSize,
               layerRegexes.length == 0 ? List.of(".*") : List.of(layerRegexes),
               replaceSelfAttention);
+      return this;
+    }
+
+    public Builder fuse(FuseSettings f) {
+      c.fuse = f;
       return this;
     }
 

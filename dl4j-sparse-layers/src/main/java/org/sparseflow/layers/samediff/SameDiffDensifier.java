@@ -10,12 +10,15 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.samediff.FusedGeluOp;
+import org.sparseflow.ops.samediff.FusedLayerNormOp;
 import org.sparseflow.ops.samediff.SparseAttentionOp;
 import org.sparseflow.ops.samediff.SparseMatmulOp;
 
 /**
  * {@link SameDiffSparsifier#densify}: replaces the SparseFlow ops of a rewritten graph, in place,
- * by stock ops with identical outputs.
+ * by stock ops with identical outputs (fused layer-norm / GELU ops by ND4J's {@code layer_norm} /
+ * {@code gelu}).
  */
 final class SameDiffDensifier {
   private SameDiffDensifier() {}
@@ -33,6 +36,10 @@ final class SameDiffDensifier {
     for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
       if (op.getOp() instanceof SparseMatmulOp) {
         densifyMatmul(sd, op);
+      } else if (op.getOp() instanceof FusedLayerNormOp ln) {
+        densifyLayerNorm(sd, op, ln);
+      } else if (op.getOp() instanceof FusedGeluOp) {
+        densifyGelu(sd, op);
       } else if (op.getOp() instanceof SparseAttentionOp attention) {
         densifyAttention(sd, op, attention, seqLen);
       }
@@ -53,6 +60,53 @@ final class SameDiffDensifier {
     if (in.size() > 3) {
       y = y.add(out + "_densified_bias", sd.getVariable(in.get(3)));
     }
+    sd.updateVariableNameAndReference(y, out);
+    GraphEdits.relink(sd, out, consumers);
+  }
+
+  private static void densifyLayerNorm(SameDiff sd, SameDiffOp op, FusedLayerNormOp ln) {
+    List<String> in = new ArrayList<>(op.getInputsToOp());
+    String out = op.getOutputsOfOp().get(0);
+    SDVariable x = sd.getVariable(in.get(0));
+    long[] shape = x.getShape();
+    int axis = ln.axis() >= 0 ? ln.axis() : shape == null ? -1 : shape.length - 1;
+    if (axis < 0) {
+      throw new IllegalArgumentException(
+          "fused layer-norm op '"
+              + op.getName()
+              + "': the rank of its input '"
+              + x.name()
+              + "' is not known (shape "
+              + Arrays.toString(shape)
+              + "); densify needs the last axis");
+    }
+    if (ln.eps() != 0.0) {
+      throw new IllegalArgumentException(
+          "fused layer-norm op '"
+              + op.getName()
+              + "' has eps = "
+              + ln.eps()
+              + "; densify allows only eps = 0 (ND4J's layer_norm has no epsilon)");
+    }
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    SDVariable y =
+        sd.nn()
+            .layerNorm(
+                out + "_densified_ln",
+                x,
+                sd.getVariable(in.get(1)),
+                sd.getVariable(in.get(2)),
+                false,
+                axis);
+    sd.updateVariableNameAndReference(y, out);
+    GraphEdits.relink(sd, out, consumers);
+  }
+
+  private static void densifyGelu(SameDiff sd, SameDiffOp op) {
+    String z = op.getInputsToOp().get(0);
+    String out = op.getOutputsOfOp().get(0);
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    SDVariable y = sd.nn().gelu(out + "_densified_gelu", sd.getVariable(z));
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }

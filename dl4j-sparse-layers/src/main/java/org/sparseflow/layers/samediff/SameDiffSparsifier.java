@@ -22,7 +22,9 @@ import org.sparseflow.ops.samediff.SparseFlowOps;
  *   <li>the causal attention subgraph {@code matmul(Q, K, transposeB) -> mul/div by a scalar ->
  *       add(causal bias constant) -> softmax(last dim) -> matmul(., V)} becomes {@link
  *       SparseAttentionOps#sparseAttention} when {@code attention.pattern} is set and {@code
- *       attention.layers} matches the softmax output name.
+ *       attention.layers} matches the softmax output name;
+ *   <li>by the config's {@code fuse} section, ND4J's {@code layer_norm} over the last axis and
+ *       {@code gelu} become the fused SparseFlow ops ({@link FusionRewriter}).
  * </ul>
  *
  * The graph is edited rather than rebuilt: the replaced op and its output variable are removed and
@@ -43,6 +45,7 @@ public final class SameDiffSparsifier {
     List<Entry> entries = new ArrayList<>();
     AttentionRewriter.rewriteAttention(cfg, sd, entries);
     MatmulRewriter.rewriteMatmuls(cfg, sd, entries);
+    FusionRewriter.rewrite(cfg, sd, entries);
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
     Set<String> reported = new HashSet<>();
     entries.forEach(e -> reported.add(e.name()));
@@ -51,10 +54,11 @@ public final class SameDiffSparsifier {
   }
 
   /**
-   * Replaces every sparse matmul by a plain matmul of its (already zero-filled) weight, and every
-   * sparse attention op by stock ops computing {@code softmax(scale Q K^T + bias) V} with a
-   * constant additive mask (0 where the op's layout computes a pair, -1e9 elsewhere) so that the
-   * result needs no SparseFlow op.
+   * Replaces every sparse matmul by a plain matmul of its (already zero-filled) weight, every fused
+   * layer-norm / GELU op by ND4J's {@code layer_norm} / {@code gelu}, and every sparse attention op
+   * by stock ops computing {@code softmax(scale Q K^T + bias) V} with a constant additive mask (0
+   * where the op's layout computes a pair, -1e9 elsewhere) so that the result needs no SparseFlow
+   * op.
    *
    * @param seqLen sequence length T of the attention inputs; {@code <= 0} reads it from the static
    *     shape of Q

@@ -1,0 +1,96 @@
+package org.sparseflow.layers.config;
+
+import java.util.Objects;
+import org.nd4j.shade.jackson.annotation.JsonPropertyOrder;
+
+/**
+ * The {@code fuse} section of a {@link SparsityConfig}: which SameDiff subgraphs {@code
+ * Sparsify.apply} replaces with fused SparseFlow ops (Java kernels, forward and backward), so that
+ * a sparse step is dominated by its matmuls. A Jackson bean.
+ *
+ * <pre>
+ * fuse: {layerNorm: true, gelu: true}
+ * </pre>
+ *
+ * <ul>
+ *   <li>{@code layerNorm}: ND4J's {@code layer_norm} over the last axis (gain and bias) becomes
+ *       {@code sparseflow_layer_norm};
+ *   <li>{@code gelu}: ND4J's {@code gelu} (the sigmoid form {@code z sigmoid(1.702 z)}) becomes
+ *       {@code sparseflow_gelu}.
+ * </ul>
+ *
+ * Both default to {@link #DEFAULT_LAYER_NORM} / {@link #DEFAULT_GELU} when the section or a field
+ * is absent. DL4J models are not affected (their layer-norm and dense layers already run these
+ * kernels).
+ */
+@JsonPropertyOrder({"layerNorm", "gelu"})
+public class FuseSettings {
+  /** Default of {@code fuse.layerNorm} (measured faster: docs/experiments/samediff-step-log.md). */
+  public static final boolean DEFAULT_LAYER_NORM = true;
+
+  /** Default of {@code fuse.gelu} (measured: docs/experiments/samediff-step-log.md). */
+  public static final boolean DEFAULT_GELU = true;
+
+  private boolean layerNorm = DEFAULT_LAYER_NORM;
+  private boolean gelu = DEFAULT_GELU;
+
+  public FuseSettings() {}
+
+  public FuseSettings(boolean layerNorm, boolean gelu) {
+    this.layerNorm = layerNorm;
+    this.gelu = gelu;
+  }
+
+  /** The settings used when a config has no {@code fuse} section. */
+  public static FuseSettings defaults() {
+    return new FuseSettings();
+  }
+
+  /** Neither subgraph fused: the rewrite touches only matmuls and attention. */
+  public static FuseSettings none() {
+    return new FuseSettings(false, false);
+  }
+
+  public boolean isLayerNorm() {
+    return layerNorm;
+  }
+
+  public void setLayerNorm(boolean layerNorm) {
+    this.layerNorm = layerNorm;
+  }
+
+  public boolean isGelu() {
+    return gelu;
+  }
+
+  public void setGelu(boolean gelu) {
+    this.gelu = gelu;
+  }
+
+  /** Whether any fusion is on. */
+  public boolean any() {
+    return layerNorm || gelu;
+  }
+
+  public FuseSettings copy() {
+    return new FuseSettings(layerNorm, gelu);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    return o instanceof FuseSettings f && layerNorm == f.layerNorm && gelu == f.gelu;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(layerNorm, gelu);
+  }
+
+  @Override
+  public String toString() {
+    return "FuseSettings{layerNorm=" + layerNorm + ", gelu=" + gelu + "}";
+  }
+}
