@@ -22,7 +22,9 @@ import org.sparseflow.ops.samediff.FusedOps;
  * (eps 0, as the stock op), and ND4J's {@code gelu} (the sigmoid form; not {@code precise_gelu})
  * becomes {@link FusedGeluOp}. Each replacement keeps the output's name, so consumers and
  * references by name are unchanged, and adds one report entry; a {@code layer_norm} that cannot be
- * fused (another axis, no bias, channels-first gain) gets a DENSE entry saying why.
+ * fused (another axis, no bias, channels-first gain) gets a DENSE entry saying why. SameDiff keeps
+ * no static shape for intermediate variables; for those the axis is recorded in the op, which
+ * checks at run time that it is the input's last axis.
  */
 final class FusionRewriter {
   private FusionRewriter() {}
@@ -61,7 +63,13 @@ final class FusionRewriter {
       return "normalises over dimensions " + GraphEdits.shape(dims) + ", not one axis";
     }
     if (shape == null) {
-      return "input has no static rank, so the last axis cannot be checked";
+      // intermediate variables have no static shape in SameDiff: the op checks at run time that
+      // the recorded axis is the last one
+      if (channelsFirst && dims[0] != 1) {
+        return "channels-first gain broadcast over axis 1, normalising axis " + dims[0];
+      }
+      ax[0] = (int) dims[0];
+      return null;
     }
     int rank = shape.length;
     long d = dims[0] < 0 ? dims[0] + rank : dims[0];
@@ -102,7 +110,12 @@ final class FusionRewriter {
             FusedLayerNormOp.OP_NAME,
             Status.REPLACED_DENSE,
             params,
-            "fused (fuse.layerNorm) over axis " + ax[0]));
+            "fused (fuse.layerNorm) over axis "
+                + ax[0]
+                + (ax[0] < 0 ? " (the last)" : "")
+                + (sd.getVariable(in.get(0)).getShape() == null
+                    ? " (input rank not static: checked at run time)"
+                    : "")));
   }
 
   private static void fuseGelu(SameDiff sd, SameDiffOp op, List<Entry> entries) {

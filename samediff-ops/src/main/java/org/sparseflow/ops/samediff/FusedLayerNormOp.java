@@ -15,9 +15,9 @@ import org.sparseflow.ops.fused.RowNorm;
  * SameDiff op {@value #OP_NAME}: layer normalisation over the last axis, {@code y = g o (x - mean)
  * / sqrt(var + eps) + b} (biased variance per row), as one Java kernel ({@link RowNorm}). Inputs: x
  * (FLOAT or DOUBLE, rank >= 1), gain g [n] and bias b [n] with n = the last dimension of x. iArgs:
- * [eps as the bits of a double, the last axis's index or -1] (iArgs survive FlatBuffers save/load
- * and gradient cloning). With eps = 0 it computes what ND4J's {@code layer_norm} over the last axis
- * computes. Gradient: {@link FusedLayerNormBpOp}.
+ * [eps as the bits of a double, the last axis's index or -1 (checked at run time)] (iArgs survive
+ * FlatBuffers save/load and gradient cloning). With eps = 0 it computes what ND4J's {@code
+ * layer_norm} over the last axis computes. Gradient: {@link FusedLayerNormBpOp}.
  */
 @AutoService(JavaKernelOp.class)
 public class FusedLayerNormOp extends BaseJavaKernelOp {
@@ -102,10 +102,29 @@ public class FusedLayerNormOp extends BaseJavaKernelOp {
     return (int) n;
   }
 
+  /** The recorded axis, when there is one, must be x's last axis. */
+  private void checkAxis(INDArray x) {
+    int axis = axis();
+    if (axis >= 0 && axis != x.rank() - 1) {
+      throw new IllegalArgumentException(
+          OP_NAME
+              + " '"
+              + getOwnName()
+              + "' normalises axis "
+              + axis
+              + ", which must be the last axis of x; x shape = "
+              + Arrays.toString(x.shape())
+              + " (allowed: rank "
+              + (axis + 1)
+              + ")");
+    }
+  }
+
   @Override
   public List<LongShapeDescriptor> calculateOutputShapeJava(List<INDArray> inputs) {
     INDArray x = inputs.get(0);
     checkInputs(OP_NAME, x, inputs.get(1), inputs.get(2));
+    checkAxis(x);
     return list(shapeOf(x.shape(), x.dataType()));
   }
 
@@ -113,6 +132,7 @@ public class FusedLayerNormOp extends BaseJavaKernelOp {
   public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
     INDArray x = inputs.get(0), g = inputs.get(1), b = inputs.get(2), y = outputs.get(0);
     int nC = checkInputs(OP_NAME, x, g, b);
+    checkAxis(x);
     int n = (int) x.length(), nR = n / nC;
     if (x.dataType() == DataType.FLOAT) {
       float[] xv = HostArrays.readFloats(x, 0);
