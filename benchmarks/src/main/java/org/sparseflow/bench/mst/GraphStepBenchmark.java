@@ -32,7 +32,7 @@ import picocli.CommandLine.Option;
  *   java -jar benchmarks/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity
  * 0.885]
  *        [--attention local:16] [--variants dense,block16] [--format nwc|ncw]
- *        [--model graph|samediff]
+ *        [--model graph|samediff] [--fuse default|none|...|all]
  * </pre>
  *
  * Prints {@code RESULT graph-step <variant> model=... median_ms=... min_ms=... cpu_median_ms=...}
@@ -78,6 +78,14 @@ public final class GraphStepBenchmark {
           "samediff only: masks and cached block layouts from a fixed-mask MstListener instead of"
               + " each op reading its mask input per call")
   boolean cachedLayouts;
+
+  @Option(
+      names = "--fuse",
+      paramLabel = "WHAT",
+      description =
+          "samediff only, block16 variant: the Sparsify config's fuse section: default (the"
+              + " config default), none, layerNorm, gelu, biasAdd, layerNorm+gelu or all")
+  String fuse = "default";
 
   @Option(
       names = "--op-profile",
@@ -129,7 +137,13 @@ public final class GraphStepBenchmark {
       double[][] t =
           model.equals("samediff")
               ? SameDiffStep.run(
-                  v, steps, sparsity, attention, cachedLayouts, profile = newProfile())
+                  v,
+                  steps,
+                  sparsity,
+                  attention,
+                  cachedLayouts,
+                  profile = newProfile(),
+                  SameDiffStep.fuse(fuse))
               : run(v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
       double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
@@ -160,7 +174,8 @@ public final class GraphStepBenchmark {
                   + sparsity
                   + " attention="
                   + attention
-                  + (cachedLayouts ? " layouts=cached" : ""),
+                  + (cachedLayouts ? " layouts=cached" : "")
+                  + (model.equals("samediff") ? " fuse=" + fuse : ""),
           System.getenv("OMP_NUM_THREADS") + " format=" + format,
           ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }

@@ -15,6 +15,7 @@ import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.FuseSettings;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.mst.MstListener;
@@ -45,6 +46,28 @@ final class SameDiffStep {
     sc.setAttention(
         new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
     return sc;
+  }
+
+  /**
+   * The {@code fuse} section for {@code --fuse}: "default" (null: the config default), "none",
+   * "layerNorm", "gelu", "biasAdd", "layerNorm+gelu" or "all".
+   */
+  static FuseSettings fuse(String what) {
+    return switch (what) {
+      case "default" -> null;
+      case "none" -> FuseSettings.none();
+      case "layerNorm" -> new FuseSettings(true, false, false);
+      case "gelu" -> new FuseSettings(false, true, false);
+      case "biasAdd" -> new FuseSettings(false, false, true);
+      case "layerNorm+gelu" -> new FuseSettings(true, true, false);
+      case "all" -> new FuseSettings(true, true, true);
+      default ->
+          throw new IllegalArgumentException(
+              "--fuse = "
+                  + what
+                  + " is not allowed; allowed: default, none, layerNorm, gelu, biasAdd,"
+                  + " layerNorm+gelu, all");
+    };
   }
 
   /** CPU time of this process, all threads (0 where the JVM cannot tell). */
@@ -103,6 +126,18 @@ final class SameDiffStep {
       String attention,
       boolean cachedLayouts,
       OpProfile profile) {
+    return run(variant, steps, sparsity, attention, cachedLayouts, profile, null);
+  }
+
+  /** As above, with the sparse variant's {@code fuse} section (null: the config default). */
+  static double[][] run(
+      String variant,
+      int steps,
+      double sparsity,
+      String attention,
+      boolean cachedLayouts,
+      OpProfile profile,
+      FuseSettings fuse) {
     Corpus corpus = Corpus.bundled();
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
@@ -111,7 +146,9 @@ final class SameDiffStep {
     GptConfig c = MstVariants.gptMini(tok.vocabSize());
     SameDiff sd = SameDiffGpt.build(c, 1e-3);
     if (!variant.equals("dense")) {
-      Sparsify.apply(sparsity("block16", sparsity, attention), sd);
+      SparsityConfig sc = sparsity("block16", sparsity, attention);
+      sc.setFuse(fuse);
+      Sparsify.apply(sc, sd);
       if (cachedLayouts) {
         new MstListener(staticConfig(sparsity, attention, steps)).addTo(sd);
       }

@@ -27,7 +27,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * keepLastDense: true
  * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
  * false}
- * fuse: {layerNorm: true, gelu: true}  # SameDiff: fused layer-norm / GELU ops (FuseSettings)
+ * fuse: {layerNorm: true, gelu: true, biasAdd: true}  # SameDiff op fusion (FuseSettings)
  * mst: {...}                  # opaque, owned by the mst-scheduler
  * </pre>
  *

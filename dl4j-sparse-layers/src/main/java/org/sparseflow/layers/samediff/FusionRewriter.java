@@ -17,14 +17,14 @@ import org.sparseflow.ops.samediff.FusedLayerNormOp;
 import org.sparseflow.ops.samediff.FusedOps;
 
 /**
- * The fusion part of {@link SameDiffSparsifier#rewrite}, by the config's {@code fuse} section:
- * ND4J's {@code layer_norm} over the last axis with gain and bias becomes {@link FusedLayerNormOp}
- * (eps 0, as the stock op), and ND4J's {@code gelu} (the sigmoid form; not {@code precise_gelu})
- * becomes {@link FusedGeluOp}. Each replacement keeps the output's name, so consumers and
- * references by name are unchanged, and adds one report entry; a {@code layer_norm} that cannot be
- * fused (another axis, no bias, channels-first gain) gets a DENSE entry saying why. SameDiff keeps
- * no static shape for intermediate variables; for those the axis is recorded in the op, which
- * checks at run time that it is the input's last axis.
+ * The fusion part of {@link SameDiffSparsifier#rewrite}, by the config's {@code fuse} section (bias
+ * adds of sparse matmuls: {@link BiasFolder}): ND4J's {@code layer_norm} over the last axis with
+ * gain and bias becomes {@link FusedLayerNormOp} (eps 0, as the stock op), and ND4J's {@code gelu}
+ * (the sigmoid form; not {@code precise_gelu}) becomes {@link FusedGeluOp}. Each replacement keeps
+ * the output's name, so consumers and references by name are unchanged, and adds one report entry;
+ * a {@code layer_norm} that cannot be fused (another axis, no bias, channels-first gain) gets a
+ * DENSE entry saying why. SameDiff keeps no static shape for intermediate variables; for those the
+ * axis is recorded in the op, which checks at run time that it is the input's last axis.
  */
 final class FusionRewriter {
   private FusionRewriter() {}
@@ -34,8 +34,8 @@ final class FusionRewriter {
 
   static void rewrite(SparsityConfig cfg, SameDiff sd, List<Entry> entries) {
     FuseSettings fuse = cfg.fuseOrDefault();
-    if (!fuse.any()) {
-      return;
+    if (fuse.isBiasAdd()) {
+      BiasFolder.fold(sd, entries);
     }
     for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
       if (fuse.isLayerNorm() && op.getOp() instanceof LayerNorm) {

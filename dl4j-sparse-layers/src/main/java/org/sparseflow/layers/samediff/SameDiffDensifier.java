@@ -58,8 +58,11 @@ final class SameDiffDensifier {
     SDVariable y =
         sd.mmul(out + "_densified_mm", sd.getVariable(in.get(0)), sd.getVariable(in.get(1)));
     if (in.size() > 3) {
-      y = y.add(out + "_densified_bias", sd.getVariable(in.get(3)));
+      // bias_add rather than add: a new op gets the first free name of its kind, and an "add" op
+      // named like a variable of the stale gradient function makes SameDiff's rename fail
+      y = sd.nn().biasAdd(out + "_densified_bias", y, sd.getVariable(in.get(3)), false);
     }
+    GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }
@@ -98,6 +101,7 @@ final class SameDiffDensifier {
                 sd.getVariable(in.get(2)),
                 false,
                 axis);
+    GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }
@@ -107,6 +111,7 @@ final class SameDiffDensifier {
     String out = op.getOutputsOfOp().get(0);
     List<String> consumers = GraphEdits.removeOp(sd, op);
     SDVariable y = sd.nn().gelu(out + "_densified_gelu", sd.getVariable(z));
+    GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }
@@ -172,6 +177,7 @@ final class SameDiffDensifier {
             .mul(base + "_scaled", attention.scale())
             .add(base + "_masked", sd.constant(base + "_mask", bias));
     SDVariable y = sd.mmul(base + "_pv", sd.nn().softmax(base + "_softmax", scores, 3), v);
+    GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }

@@ -15,6 +15,7 @@ import org.nd4j.autodiff.samediff.TrainingConfig;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.impl.transforms.custom.LayerNorm;
+import org.nd4j.linalg.api.ops.impl.transforms.pairwise.arithmetic.AddOp;
 import org.nd4j.linalg.api.ops.impl.transforms.strict.GELU;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
@@ -23,6 +24,7 @@ import org.sparseflow.layers.config.FuseSettings;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.layers.sparsify.SparsifyReport;
+import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
 import org.sparseflow.ops.samediff.FusedGeluOp;
 import org.sparseflow.ops.samediff.FusedLayerNormOp;
@@ -44,7 +46,8 @@ class SameDiffFusionTest {
                 "ln1", x, sd.var("ln1_g", Nd4j.ones(dt, C)), sd.zero("ln1_b", dt, C), false, 2)
             .reshape(-1, C);
     SDVariable fc = sd.var("w_fc", Nd4j.randn(dt, C, 4 * C).muli(0.3));
-    SDVariable a = sd.nn().gelu("act", h.mmul(fc).add(sd.zero("b_fc", dt, 4 * C)));
+    SDVariable a =
+        sd.nn().gelu("act", h.mmul(fc).add(sd.var("b_fc", Nd4j.randn(dt, 4 * C).muli(0.1))));
     SDVariable m = a.mmul(sd.var("w_proj", Nd4j.randn(dt, 4 * C, C).muli(0.2)));
     SDVariable x2 = x.add(m.reshape(-1, T, C));
     SDVariable ln2 =
@@ -122,7 +125,7 @@ class SameDiffFusionTest {
     assertEquals(0, count(none, FusedLayerNormOp.class) + count(none, FusedGeluOp.class));
     assertEquals(null, r.entry("ln1"));
     SameDiff geluOnly = block(DataType.FLOAT);
-    Sparsify.apply(fuseOnly(new FuseSettings(false, true)), geluOnly);
+    Sparsify.apply(fuseOnly(new FuseSettings(false, true, false)), geluOnly);
     assertEquals(0, count(geluOnly, FusedLayerNormOp.class));
     assertEquals(1, count(geluOnly, FusedGeluOp.class));
   }
@@ -143,19 +146,12 @@ class SameDiffFusionTest {
   void sparseAndFusedGraphTrainsAndResumesBitIdenticallyAfterSaveLoad(@TempDir File dir)
       throws Exception {
     SameDiff sd = block(DataType.FLOAT);
-    SparsityConfig cfg =
-        SparsityConfig.builder()
-            .pattern("block8")
-            .sparsity(0.5)
-            .include("w_fc", "w_proj")
-            .keepFirstDense(false)
-            .keepLastDense(false)
-            .fuse(new FuseSettings(true, true))
-            .build();
+    SparsityConfig cfg = sparse(new FuseSettings(true, true, true));
     SparsifyReport r = Sparsify.apply(cfg, sd).report();
     assertEquals(Status.SPARSE, r.entry("w_fc").status());
     assertEquals(2, count(sd, SparseMatmulOp.class), r.toString());
     assertEquals(2, count(sd, FusedLayerNormOp.class), r.toString());
+    assertTrue(r.toString().contains("fuse.biasAdd"), r.toString());
     sd.fit(data(DataType.FLOAT, 5));
     File f = new File(dir, "fused.sd");
     sd.save(f, true);
@@ -171,12 +167,59 @@ class SameDiffFusionTest {
     INDArray fc = sd.getVariable("w_fc").getArr();
     INDArray mask = sd.getArrForVarName("w_fc_mask");
     assertEquals(0.0, fc.mul(mask.rsub(1.0)).norm1Number().doubleValue(), 0.0);
+    Map<String, INDArray> ph = Map.of("x", data(DataType.FLOAT, 20).getFeatures());
+    INDArray trained = sd.outputSingle(ph, "logits");
+    Sparsify.densify(sd);
+    assertEquals(0, count(sd, FusedLayerNormOp.class) + count(sd, SparseMatmulOp.class));
+    assertTrue(sd.outputSingle(ph, "logits").equalsWithEps(trained, 1e-4), "densified trained");
+  }
+
+  private static SparsityConfig sparse(FuseSettings fuse) {
+    return SparsityConfig.builder()
+        .pattern("block8")
+        .sparsity(0.5)
+        .include("w_fc", "w_proj")
+        .keepFirstDense(false)
+        .keepLastDense(false)
+        .fuse(fuse)
+        .build();
+  }
+
+  @Test
+  void biasFoldKeepsOutputsAndGradientsAndIsReported() {
+    SameDiff plain = block(DataType.DOUBLE), folded = block(DataType.DOUBLE);
+    Sparsify.apply(sparse(FuseSettings.none()), plain);
+    SparsifyReport r =
+        Sparsify.apply(sparse(new FuseSettings(false, false, true)), folded).report();
+    Entry e =
+        r.entries().stream()
+            .filter(x -> x.originalType().equals("add (bias)"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError(r.toString()));
+    assertEquals(SparseMatmulOp.OP_NAME + "+bias", e.resultType());
+    assertTrue(e.reason().contains("'b_fc'") && e.reason().contains("'w_fc'"), e.reason());
+    assertEquals(count(plain, AddOp.class) - 1, count(folded, AddOp.class));
+    DataSet ds = data(DataType.DOUBLE, 6);
+    Map<String, INDArray> ph = Map.of("x", ds.getFeatures(), "label", ds.getLabels());
+    assertTrue(
+        plain.outputSingle(ph, "logits").equalsWithEps(folded.outputSingle(ph, "logits"), 1e-10));
+    Map<String, INDArray> gp = plain.calculateGradients(ph, "w_fc", "b_fc", "ln1_g");
+    Map<String, INDArray> gf = folded.calculateGradients(ph, "w_fc", "b_fc", "ln1_g");
+    for (String v : gp.keySet()) {
+      assertTrue(gp.get(v).equalsWithEps(gf.get(v), 1e-10), v);
+    }
+    Sparsify.densify(folded); // after the gradient function exists, as for a trained model
+    assertEquals(0, count(folded, SparseMatmulOp.class));
+    assertTrue(
+        plain.outputSingle(ph, "logits").equalsWithEps(folded.outputSingle(ph, "logits"), 1e-10));
   }
 
   @Test
   void fuseSectionParsesRoundTripsAndRejectsTypos() {
     SparsityConfig c = SparsityConfig.fromYaml("pattern: block16\nfuse: {layerNorm: false}\n");
-    assertEquals(new FuseSettings(false, FuseSettings.DEFAULT_GELU), c.getFuse());
+    assertEquals(
+        new FuseSettings(false, FuseSettings.DEFAULT_GELU, FuseSettings.DEFAULT_BIAS_ADD),
+        c.getFuse());
     assertEquals(c, SparsityConfig.fromJson(c.toJson()));
     assertEquals(c, SparsityConfig.fromYaml(c.toYaml()));
     assertEquals(FuseSettings.defaults(), new SparsityConfig().fuseOrDefault());
