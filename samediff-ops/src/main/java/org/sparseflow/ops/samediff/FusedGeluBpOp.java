@@ -5,15 +5,15 @@ import java.util.Arrays;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
-import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.LongShapeDescriptor;
+import org.sparseflow.ops.fused.GeluBackward;
 import org.sparseflow.ops.fused.GeluMath;
-import org.sparseflow.ops.fused.HostArrays;
 
 /**
  * Backward of {@link FusedGeluOp}, op {@value #OP_NAME}. Inputs: z, y = gelu(z), dy. Output: dz =
- * dy o gelu'(z), with the sigmoid recovered as y / z ({@link GeluMath#backward}).
+ * dy o gelu'(z), with the sigmoid recovered as y / z ({@link GeluMath#backward}), by {@link
+ * GeluBackward} (Vector API over the buffers for FLOAT).
  */
 @AutoService(JavaKernelOp.class)
 public class FusedGeluBpOp extends BaseJavaKernelOp {
@@ -72,17 +72,7 @@ public class FusedGeluBpOp extends BaseJavaKernelOp {
   @Override
   public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
     INDArray z = check(inputs);
-    int n = (int) z.length();
-    if (z.dataType() == DataType.FLOAT) {
-      float[] e = HostArrays.readFloats(inputs.get(2), 2);
-      GeluMath.backward(HostArrays.readFloats(z, 0), HostArrays.readFloats(inputs.get(1), 1), e, n);
-      HostArrays.write(e, outputs.get(0));
-    } else {
-      double[] e = HostArrays.readDoubles(inputs.get(2), 2);
-      GeluMath.backward(
-          HostArrays.readDoubles(z, 0), HostArrays.readDoubles(inputs.get(1), 1), e, n);
-      HostArrays.write(e, outputs.get(0));
-    }
+    GeluBackward.backward(z, inputs.get(1), inputs.get(2), outputs.get(0));
   }
 
   @Override
