@@ -7,13 +7,13 @@ import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.LongShapeDescriptor;
-import org.sparseflow.ops.fused.GeluBackward;
+import org.sparseflow.ops.fused.GeluKernel;
 import org.sparseflow.ops.fused.GeluMath;
 
 /**
  * Backward of {@link FusedGeluOp}, op {@value #OP_NAME}. Inputs: z, y = gelu(z), dy. Output: dz =
  * dy o gelu'(z), with the sigmoid recovered as y / z ({@link GeluMath#backward}), by {@link
- * GeluBackward} (Vector API over the buffers for FLOAT).
+ * GeluKernel} (Vector API over the buffers for FLOAT).
  */
 @AutoService(JavaKernelOp.class)
 public class FusedGeluBpOp extends BaseJavaKernelOp {
@@ -72,7 +72,7 @@ public class FusedGeluBpOp extends BaseJavaKernelOp {
   @Override
   public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
     INDArray z = check(inputs);
-    GeluBackward.backward(z, inputs.get(1), inputs.get(2), outputs.get(0));
+    GeluKernel.backward(z, inputs.get(1), inputs.get(2), outputs.get(0));
   }
 
   @Override

@@ -7,17 +7,16 @@ import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.api.ops.impl.transforms.strict.GELU;
 import org.nd4j.linalg.api.shape.LongShapeDescriptor;
-import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.fused.GeluKernel;
 import org.sparseflow.ops.fused.GeluMath;
 
 /**
  * SameDiff op {@value #OP_NAME}: {@code gelu(z) = z sigmoid(1.702 z)}, the formula of ND4J's {@code
- * gelu} op ({@link GeluMath}). The forward pass is ND4J's own vectorised GELU transform on the op's
- * arrays (a Java exp loop is slower); the gain is the backward op {@link FusedGeluBpOp}: one Java
- * pass from z, gelu(z) and dy, without the transcendental function and the separate multiply of
- * ND4J's {@code gelu_derivative} and {@code mul}.
+ * gelu} op ({@link GeluMath}). The forward pass is a JDK Vector API pass for FLOAT ({@link
+ * GeluKernel}; ND4J's GELU transform otherwise, e.g. DOUBLE); the backward op {@link FusedGeluBpOp}
+ * is one pass from z, gelu(z) and dy, without the transcendental function and the separate multiply
+ * of ND4J's {@code gelu_derivative} and {@code mul}.
  */
 @AutoService(JavaKernelOp.class)
 public class FusedGeluOp extends BaseJavaKernelOp {
@@ -62,7 +61,7 @@ public class FusedGeluOp extends BaseJavaKernelOp {
   public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
     INDArray z = inputs.get(0);
     checkType(OP_NAME, "z", z);
-    Nd4j.getExecutioner().exec(new GELU(z, outputs.get(0)));
+    GeluKernel.forward(z, outputs.get(0));
   }
 
   @Override

@@ -2,14 +2,17 @@ package org.sparseflow.ops.fused;
 
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.impl.transforms.strict.GELU;
+import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.VectorSupport;
 
 /**
- * GELU's backward pass on ND4J arrays: the Vector API kernel over the buffers when it applies
- * (FLOAT, 'c'-contiguous, the vector module present), else {@link GeluMath} over Java copies.
+ * GELU on ND4J arrays: the Vector API kernels over the buffers when they apply (FLOAT,
+ * 'c'-contiguous, the vector module present), else ND4J's transform (forward) and {@link GeluMath}
+ * over Java copies (backward).
  */
-public final class GeluBackward {
-  private GeluBackward() {}
+public final class GeluKernel {
+  private GeluKernel() {}
 
   /** Whether the vector kernel serves these arrays. */
   static boolean vectorApplies(INDArray... arrays) {
@@ -22,6 +25,18 @@ public final class GeluBackward {
       }
     }
     return true;
+  }
+
+  /**
+   * y = gelu(z): the Vector API kernel for FLOAT when it applies, else ND4J's GELU transform (the
+   * exact ND4J values, e.g. for DOUBLE gradient checks).
+   */
+  public static void forward(INDArray z, INDArray y) {
+    if (vectorApplies(z, y)) {
+      GeluVectorKernel.forward(z, y);
+    } else {
+      Nd4j.getExecutioner().exec(new GELU(z, y));
+    }
   }
 
   /** dz = dy o gelu'(z), with the sigmoid from {@code a = gelu(z)}; all four of z's shape. */
