@@ -1,5 +1,7 @@
 package org.sparseflow.ops.fused;
 
+import org.sparseflow.ops.matmul.VectorSupport;
+
 /**
  * Layer normalisation over the last axis of rows {@code [nR][nC]} held in Java arrays: {@code y = g
  * o (x - mean) / sqrt(var + eps) + b} with the biased variance per row (Ba, Kiros and Hinton, arXiv
@@ -9,10 +11,21 @@ package org.sparseflow.ops.fused;
  *
  * <p>A row whose variance plus eps is 0 (a constant row with eps = 0) gets {@code 1/sigma = 0}, so
  * its output is the bias and its input gradient 0, as ND4J's {@code layer_norm} (which divides 0 by
- * 0 and replaces the NaNs by 0).
+ * 0 and replaces the NaNs by 0). The float loops run as Vector API loops when the vector module is
+ * present and the row length is a multiple of the vector length.
  */
 public final class RowNorm {
+  /**
+   * Whether the float loops run as JDK Vector API loops ({@link RowNormVector}; rows whose length
+   * is a multiple of the vector length): the vector module is present and not switched off.
+   */
+  static final boolean VECTOR = VectorSupport.AVAILABLE;
+
   private RowNorm() {}
+
+  private static boolean vector(int nC) {
+    return VECTOR && RowNormVector.applies(nC);
+  }
 
   /** 1 / sqrt(v), or 0 when v is not positive. */
   private static double inverseSigma(double v) {
@@ -22,6 +35,10 @@ public final class RowNorm {
   /** xhat of every row into {@code xh} and 1/sigma per row into {@code inv}; x is unchanged. */
   public static void normalizeFloatRows(
       float[] x, float[] xh, float[] inv, double eps, int nR, int nC) {
+    if (vector(nC)) {
+      RowNormVector.forwardRows(x, xh, inv, null, null, eps, nR, nC);
+      return;
+    }
     for (int r = 0; r < nR; r++) {
       normalizeRow(x, xh, inv, eps, r, nC);
     }
@@ -43,6 +60,10 @@ public final class RowNorm {
    */
   public static void forwardFloatRows(
       float[] x, float[] xh, float[] inv, float[] g, float[] bb, double eps, int nR, int nC) {
+    if (vector(nC)) {
+      RowNormVector.forwardRows(x, xh, inv, g, bb, eps, nR, nC);
+      return;
+    }
     for (int r = 0; r < nR; r++) {
       normalizeRow(x, xh, inv, eps, r, nC);
       int o = r * nC;
@@ -58,6 +79,10 @@ public final class RowNorm {
    */
   public static void backwardFloatRows(
       float[] dy, float[] xh, float[] inv, float[] g, double[] dg, double[] db, int nR, int nC) {
+    if (vector(nC)) {
+      RowNormVector.backwardRows(dy, xh, inv, g, dg, db, nR, nC);
+      return;
+    }
     for (int r = 0; r < nR; r++) {
       int o = r * nC;
       for (int c = 0; c < nC; c++) {
