@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.sparseflow.bench.dataflow.DataflowBenchmark;
 import org.sparseflow.bench.memory.MemoryBenchmark;
+import org.sparseflow.bench.memory.MemoryCapDemo;
 import org.sparseflow.bench.mst.GraphStepBenchmark;
 import org.sparseflow.bench.mst.MstBenchmark;
 import org.sparseflow.bench.ops.OpsBenchmark;
@@ -31,6 +32,7 @@ public final class BenchmarksMain {
     SUITES.put("dataflow", DataflowBenchmark::main);
     SUITES.put("graph-step", GraphStepBenchmark::main);
     SUITES.put("memory", MemoryBenchmark::main);
+    SUITES.put("memory-cap", MemoryCapDemo::main);
   }
 
   private BenchmarksMain() {}

@@ -41,7 +41,8 @@ public final class CompareCommand implements Callable<Integer> {
   @Option(
       names = "--corpus",
       paramLabel = "<file>",
-      description = "UTF-8 text file (default: the bundled Moby-Dick).")
+      description =
+          "UTF-8 text file, or bundled:state-of-the-union (default: the bundled" + " Moby-Dick).")
   String corpus;
 
   @Option(

@@ -7,7 +7,9 @@ import java.util.Map;
 import org.nd4j.autodiff.functions.DifferentialFunction;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
+import org.nd4j.autodiff.samediff.internal.Variable;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.impl.shape.Transpose;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.pattern.BlockMask;
@@ -53,6 +55,14 @@ final class SameDiffSparseOps {
       if (f instanceof SparseMatmulOp m) {
         String w = op.getInputsToOp().get(1);
         String mask = op.getInputsToOp().get(2);
+        // x·Wᵀ is rewritten as a sparse matmul of transpose(W) with transpose(<W>_mask): MST
+        // drives W and its mask constant (both of W's shape); the op reads the transposed mask
+        // on every call (no cached layout, which would be in W's orientation)
+        String tw = transposed(graph, w), tm = transposed(graph, mask);
+        if (tw != null && tm != null) {
+          w = tw;
+          mask = tm;
+        }
         String prev = maskVars.putIfAbsent(w, mask);
         if (prev != null && !prev.equals(mask)) {
           throw new IllegalArgumentException(
@@ -217,5 +227,13 @@ final class SameDiffSparseOps {
         }
       }
     }
+  }
+
+  /** The input of the transpose op producing {@code var}, or null. */
+  private static String transposed(SameDiff sd, String var) {
+    Variable v = sd.getVariables().get(var);
+    SameDiffOp p =
+        v == null || v.getOutputOfOp() == null ? null : sd.getOps().get(v.getOutputOfOp());
+    return p != null && p.getOp() instanceof Transpose ? p.getInputsToOp().get(0) : null;
   }
 }

@@ -122,6 +122,7 @@ public final class Comparison implements Stoppable {
     for (TrainConfig c : variants.values()) {
       SparsityDrivers.resolve(c);
     }
+    Corpus.resolve(variants.get("dense").corpus); // a bad --corpus fails before the directory
     // claimed atomically; a taken default name gets a -2, -3, ... suffix
     dir = RunDirectory.create(dir, options.suffixOnCollision).path();
     out.println(

@@ -112,10 +112,7 @@ public final class MemoryBenchmark {
       throw new IllegalArgumentException(
           "--model = " + model + " is not allowed; allowed: " + GptConfig.NAMES);
     }
-    if (!pattern.matches("block(8|16|32|64)")) {
-      throw new IllegalArgumentException(
-          "--pattern = " + pattern + " is not allowed; allowed: block8, block16, block32, block64");
-    }
+    MemoryArgs.checkPattern(pattern);
     for (double s : sparsities) {
       if (!(s > 0 && s < 1)) {
         throw new IllegalArgumentException(
@@ -128,26 +125,10 @@ public final class MemoryBenchmark {
             "--storages contains " + s + "; allowed: packed, masked");
       }
     }
-    if (dModel < 0 || (dModel > 0 && (layers < 1 || heads < 1 || dModel % heads != 0))) {
-      throw new IllegalArgumentException(
-          "--d-model/--layers/--heads = "
-              + dModel
-              + "/"
-              + layers
-              + "/"
-              + heads
-              + " is not allowed; allowed: d_model > 0 a multiple of heads, layers >= 1");
+    if (dModel != 0) {
+      MemoryArgs.checkSize(dModel, layers, heads);
     }
-    if (steps < 1 || context < 1 || batch < 1) {
-      throw new IllegalArgumentException(
-          "--steps/--context/--batch = "
-              + steps
-              + "/"
-              + context
-              + "/"
-              + batch
-              + " is not allowed; allowed: each >= 1");
-    }
+    MemoryArgs.checkRun(steps, context, batch);
   }
 
   private void run(String[] args) throws Exception {

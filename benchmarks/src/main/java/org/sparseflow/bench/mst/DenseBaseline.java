@@ -24,11 +24,18 @@ final class DenseBaseline {
   /**
    * The training settings a reused dense baseline must share with the MST runs it is compared with.
    */
-  record TrainSettings(int steps, double lr, String lrDecay, double gradClip, String corpusSha256) {
+  record TrainSettings(
+      int steps,
+      double lr,
+      String lrDecay,
+      double gradClip,
+      String corpusSha256,
+      long seed,
+      String size) {
 
-    /** Settings on the bundled corpus. */
+    /** Settings on the bundled corpus, gpt-mini, the default seed. */
     TrainSettings(int steps, double lr, String lrDecay, double gradClip) {
-      this(steps, lr, lrDecay, gradClip, Corpus.bundled().sha256());
+      this(steps, lr, lrDecay, gradClip, Corpus.bundled().sha256(), MstVariants.SEED, "gpt-mini");
     }
   }
 
@@ -43,7 +50,8 @@ final class DenseBaseline {
         .put("gradClip", t.gradClip())
         .put("corpusSha256", t.corpusSha256())
         .put("evalPoints", evalPoints)
-        .put("seed", MstVariants.SEED)
+        .put("seed", t.seed())
+        .put("size", t.size())
         .put("batch", MstVariants.BATCH)
         .put("valLoss", r.valLoss())
         .put("flops", r.flops())
@@ -105,7 +113,8 @@ final class DenseBaseline {
         || n.get("lr").asDouble() != t.lr()
         || !decay.equals(t.lrDecay())
         || clip != t.gradClip()
-        || n.get("seed").asLong() != MstVariants.SEED
+        || n.get("seed").asLong() != t.seed()
+        || !n.path("size").asText("gpt-mini").equals(t.size())
         || n.get("batch").asInt() != MstVariants.BATCH) {
       throw new IllegalArgumentException(
           "--reuse-dense: "
@@ -120,6 +129,8 @@ final class DenseBaseline {
               + clip
               + " seed="
               + n.get("seed")
+              + " size="
+              + n.path("size").asText("gpt-mini")
               + " batch="
               + n.get("batch")
               + "; this run needs steps="
@@ -131,7 +142,9 @@ final class DenseBaseline {
               + " grad_clip="
               + t.gradClip()
               + " seed="
-              + MstVariants.SEED
+              + t.seed()
+              + " size="
+              + t.size()
               + " batch="
               + MstVariants.BATCH);
     }

@@ -46,6 +46,7 @@ final class GraphMstRun {
     ComputationGraph net = new ComputationGraph(conf);
     net.init();
     MstConfig cfg = MstVariants.configFor(setup.base(), variant, steps, true);
+    cfg.setSeed(setup.seed());
     MstListener mst = null;
     MstCore denseCount = null;
     if (dense) {
@@ -61,7 +62,7 @@ final class GraphMstRun {
       net.setListeners(mst);
     }
     BatchSampler sampler =
-        new BatchSampler(setup.split().train(), MstVariants.BATCH, gpt.context(), MstVariants.SEED);
+        new BatchSampler(setup.split().train(), MstVariants.BATCH, gpt.context(), setup.seed());
     EvalCurve curve = new EvalCurve(steps, setup.evalPoints());
     long trainNanos = 0;
     List<UpdateRecord> records = List.of();

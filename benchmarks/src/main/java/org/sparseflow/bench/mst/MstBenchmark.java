@@ -107,8 +107,22 @@ public final class MstBenchmark {
   @Option(
       names = "--corpus",
       paramLabel = "FILE",
-      description = "UTF-8 text to train and validate on (default: the bundled Moby-Dick)")
+      description =
+          "UTF-8 text to train and validate on, or bundled:state-of-the-union (default: the"
+              + " bundled Moby-Dick)")
   String corpusFile;
+
+  @Option(
+      names = "--seed",
+      paramLabel = "N",
+      description = "seed of the model, the batches and the MST masks (default 42)")
+  long seed = MstVariants.SEED;
+
+  @Option(
+      names = "--size",
+      paramLabel = "gpt-mini|gpt-small",
+      description = "the GPT's size (default gpt-mini; gpt-small: 6 layers, d_model 256, 8 heads)")
+  String size = "gpt-mini";
 
   @Option(
       names = "--model",
@@ -171,6 +185,10 @@ public final class MstBenchmark {
     if (steps < 10) {
       throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
     }
+    if (!size.equals("gpt-mini") && !size.equals("gpt-small")) {
+      throw new IllegalArgumentException(
+          "--size = " + size + " is not allowed; allowed: gpt-mini, gpt-small");
+    }
     if (!model.equals("samediff") && !model.equals("samediff-sparse") && !graph()) {
       throw new IllegalArgumentException(
           "--model = "
@@ -232,7 +250,8 @@ public final class MstBenchmark {
 
   private void run() throws Exception {
     Corpus corpus = corpus(corpusFile);
-    TrainSettings settings = new TrainSettings(steps, lr, lrDecay, gradClip, corpus.sha256());
+    TrainSettings settings =
+        new TrainSettings(steps, lr, lrDecay, gradClip, corpus.sha256(), seed, size);
     MstConfig base = MstConfig.load(mstConfig);
     Files.createDirectories(out);
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
@@ -240,14 +259,15 @@ public final class MstBenchmark {
     System.out.println("corpus: " + corpus.source() + " sha256=" + corpus.sha256());
     TokenSplit split =
         TokenSplit.of(tokens, TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
-    GptConfig gpt = MstVariants.gptMini(tok.vocabSize());
+    GptConfig gpt = GptConfig.named(size, tok.vocabSize(), MstVariants.CONTEXT, seed);
     int[][][] evalBatches =
         BatchSampler.evaluationBatches(
             split.validation(), MstVariants.CONTEXT, MstVariants.BATCH, EVAL_WINDOWS);
     System.out.printf(
         Locale.ROOT,
-        "gpt-mini (%s): vocab=%d layers=%d d_model=%d heads=%d context=%d batch=%d steps=%d"
-            + " train_tokens=%d val_tokens=%d threads=%s%n",
+        "%s (%s): vocab=%d layers=%d d_model=%d heads=%d context=%d batch=%d steps=%d"
+            + " seed=%d train_tokens=%d val_tokens=%d threads=%s%n",
+        size,
         graph() ? "ComputationGraphGpt" : "SameDiffGpt",
         tok.vocabSize(),
         gpt.layers(),
@@ -256,6 +276,7 @@ public final class MstBenchmark {
         gpt.context(),
         MstVariants.BATCH,
         steps,
+        seed,
         split.train().length,
         split.validation().length,
         System.getenv("OMP_NUM_THREADS"));
@@ -292,7 +313,7 @@ public final class MstBenchmark {
       int[][][] evalBatches,
       TrainSettings settings)
       throws Exception {
-    RunSetup setup = new RunSetup(base, gpt, split, evalBatches, steps, evalPoints, out);
+    RunSetup setup = new RunSetup(base, gpt, split, evalBatches, steps, evalPoints, out, seed);
     Map<String, MstRun> runs = new LinkedHashMap<>();
     List<String> order = new ArrayList<>(variants);
     if (!order.contains("dense")) {
@@ -362,7 +383,8 @@ public final class MstBenchmark {
           Locale.ROOT,
           "RESULT mst %s steps=%d val_loss=%.4f dense_val_loss=%.4f loss_gap_pct=%.2f"
               + " flop_reduction=%.2f wall_speedup=%.2f flops=counted listener_overhead_pct=%.2f"
-              + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s model=%s%s%n",
+              + " train_s=%.1f dense_train_s=%.1f machine=%s preset=%s model=%s size=%s"
+              + " seed=%d%s%n",
           r.variant(),
           steps,
           r.valLoss(),
@@ -376,6 +398,8 @@ public final class MstBenchmark {
           machine(),
           base.getName(),
           model,
+          size,
+          seed,
           (lrDecay.equals("none") ? "" : " lr_decay=" + lrDecay)
               + (gradClip > 0 ? " lr=" + lr + " grad_clip=" + gradClip : "")
               + (reuseDense ? " dense=reused" : ""));

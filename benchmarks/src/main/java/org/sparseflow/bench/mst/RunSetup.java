@@ -12,6 +12,8 @@ import org.sparseflow.mst.core.MstConfig;
  * @param evalBatches fixed validation windows
  * @param evalPoints number of validation points over the run
  * @param out artefacts directory (JSONL logs)
+ * @param seed the run's seed: batch sampling and the MST masks (the model's initialisation takes
+ *     the seed of {@code gpt})
  */
 record RunSetup(
     MstConfig base,
@@ -20,4 +22,18 @@ record RunSetup(
     int[][][] evalBatches,
     int steps,
     int evalPoints,
-    Path out) {}
+    Path out,
+    long seed) {
+
+  /** A setup with the benchmark's default seed. */
+  RunSetup(
+      MstConfig base,
+      GptConfig gpt,
+      TokenSplit split,
+      int[][][] evalBatches,
+      int steps,
+      int evalPoints,
+      Path out) {
+    this(base, gpt, split, evalBatches, steps, evalPoints, out, MstVariants.SEED);
+  }
+}

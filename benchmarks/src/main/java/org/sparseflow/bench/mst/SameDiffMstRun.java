@@ -67,6 +67,7 @@ final class SameDiffMstRun {
             .dataSetLabelMapping(SameDiffGpt.LABEL)
             .build());
     MstConfig cfg = MstVariants.configFor(setup.base(), variant, steps);
+    cfg.setSeed(setup.seed());
     INDArray causal = sd.getArrForVarName("causal_bias");
     MstListener mst =
         new MstListener(cfg)
@@ -84,7 +85,7 @@ final class SameDiffMstRun {
     }
     List<UpdateRecord> records;
     BatchSampler sampler =
-        new BatchSampler(setup.split().train(), MstVariants.BATCH, gpt.context(), MstVariants.SEED);
+        new BatchSampler(setup.split().train(), MstVariants.BATCH, gpt.context(), setup.seed());
     EvalCurve curve = new EvalCurve(steps, setup.evalPoints());
     long trainNanos = 0;
     try (MstLog log = new MstLog(setup.out().resolve(variant + ".jsonl"))) {

@@ -99,9 +99,35 @@ class GraphMstBenchmarkTest {
             IllegalArgumentException.class,
             () ->
                 DenseBaseline.read(
-                    file, new DenseBaseline.TrainSettings(2000, 2e-3, "none", 1.0, "abc123")));
+                    file,
+                    new DenseBaseline.TrainSettings(
+                        2000, 2e-3, "none", 1.0, "abc123", MstVariants.SEED, "gpt-mini")));
     assertTrue(
         e.getMessage().contains("sha256") && e.getMessage().contains("abc123"), e.getMessage());
+    // ... and so is one of another seed or model size
+    String sha = clipped.corpusSha256();
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                DenseBaseline.read(
+                    file,
+                    new DenseBaseline.TrainSettings(2000, 2e-3, "none", 1.0, sha, 7, "gpt-mini")));
+    assertTrue(e.getMessage().contains("seed=7"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                DenseBaseline.read(
+                    file,
+                    new DenseBaseline.TrainSettings(
+                        2000, 2e-3, "none", 1.0, sha, MstVariants.SEED, "gpt-small")));
+    assertTrue(e.getMessage().contains("size=gpt-small"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> MstBenchmark.main(new String[] {"--size", "gpt-huge", "--flops-only"}));
+    assertTrue(e.getMessage().contains("--size = gpt-huge"), e.getMessage());
   }
 
   @Test

@@ -19,12 +19,13 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * sparsity: 0.9               # fraction of zeros over all selected weights, in [0, 1)
  * distribution: ERK           # UNIFORM | ER | ERK (RigL, arXiv 1911.11134, dense fallback)
  * initialMask: MAGNITUDE      # RANDOM | MAGNITUDE
+ * storage: masked            # masked (dense W + mask) | packed (kept blocks only; block patterns)
  * seed: 42
  * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
  * SameDiff var names)
  * exclude: [...]              # default: embeddings and layer norms
- * keepFirstDense: true
- * keepLastDense: true
+ * keepFirstDense: true        # first layer(s): DL4J layer order; SameDiff depth from the inputs
+ * keepLastDense: true         # last layer(s), counted the same way
  * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
  * false}
  * fuse: {layerNorm: true, gelu: true, biasAdd: true}  # SameDiff op fusion (FuseSettings)
@@ -32,11 +33,11 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * </pre>
  *
  * Regexes are matched with {@link java.util.regex.Matcher#matches()} (whole name). Validation
- * happens in {@link Builder#build()} and when a document is parsed ({@link #validate(String)});
- * errors are {@link IllegalArgumentException}s naming the source, field, value and what is allowed.
- * Load with {@link #fromYaml}, {@link #fromJson}, {@link #load(Path)}, {@link #load(InputStream,
- * String)} or {@link #resolve()} (system property {@value #SYSTEM_PROPERTY}, env {@value
- * #ENV_VARIABLE}, classpath {@value #CLASSPATH_RESOURCE}).
+ * happens in {@link SparsityConfigBuilder#build()} and when a document is parsed ({@link
+ * #validate(String)}); errors are {@link IllegalArgumentException}s naming the source, field, value
+ * and what is allowed. Load with {@link #fromYaml}, {@link #fromJson}, {@link #load(Path)}, {@link
+ * #load(InputStream, String)} or {@link #resolve()} (system property {@value #SYSTEM_PROPERTY}, env
+ * {@value #ENV_VARIABLE}, classpath {@value #CLASSPATH_RESOURCE}).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({
@@ -44,6 +45,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
   "sparsity",
   "distribution",
   "initialMask",
+  "storage",
   "seed",
   "include",
   "exclude",
@@ -58,6 +60,12 @@ public class SparsityConfig {
   public static final String ENV_VARIABLE = "SPARSEFLOW_CONFIG";
   public static final String CLASSPATH_RESOURCE = "sparseflow.yaml";
 
+  /** Weight storage: a dense W plus a mask (any pattern; MST can change the mask). */
+  public static final String STORAGE_MASKED = "masked";
+
+  /** Weight storage: only the kept blocks (block patterns; memory follows density). */
+  public static final String STORAGE_PACKED = "packed";
+
   /** Layer/param names matching one of these are kept dense by default: embeddings. */
   public static final String DEFAULT_EXCLUDE_EMBEDDINGS =
       "(?i)(.*[^a-z])?(emb|embed|embedding|embeddings|wte|wpe|tok_emb|pos_emb)([^a-z].*)?";
@@ -70,6 +78,7 @@ public class SparsityConfig {
   private double sparsity = 0.5;
   private DensityDistribution distribution = DensityDistribution.UNIFORM;
   private InitialMask initialMask = InitialMask.RANDOM;
+  private String storage = STORAGE_MASKED;
   private long seed = 12345L;
   private List<String> include = new ArrayList<>(List.of(".*"));
   private List<String> exclude =
@@ -83,8 +92,8 @@ public class SparsityConfig {
   /** Jackson constructor: the defaults above. */
   public SparsityConfig() {}
 
-  public static Builder builder() {
-    return new Builder();
+  public static SparsityConfigBuilder builder() {
+    return new SparsityConfigBuilder();
   }
 
   // ---------------------------------------------------------------- bean accessors (Jackson)
@@ -120,6 +129,20 @@ public class SparsityConfig {
     this.initialMask = initialMask;
   }
 
+  /** {@value #STORAGE_MASKED} (default) or {@value #STORAGE_PACKED}. */
+  public String getStorage() {
+    return storage;
+  }
+
+  public void setStorage(String storage) {
+    this.storage = storage;
+  }
+
+  /** True when the config asks for packed storage. */
+  public boolean packedStorage() {
+    return STORAGE_PACKED.equals(storage);
+  }
+
   public long getSeed() {
     return seed;
   }
@@ -144,6 +167,12 @@ public class SparsityConfig {
     this.exclude = exclude;
   }
 
+  /**
+   * Whether the first candidate layer(s) stay dense. DL4J: the first supported layer with maskable
+   * weights, in layer (topological) order. SameDiff: every linear weight with a use at the smallest
+   * depth from the graph inputs, where a linear op's depth counts the linear ops on the longest
+   * path from a placeholder to it (so Q, K and V of the first block count together).
+   */
   public boolean isKeepFirstDense() {
     return keepFirstDense;
   }
@@ -152,6 +181,7 @@ public class SparsityConfig {
     this.keepFirstDense = keepFirstDense;
   }
 
+  /** Whether the last candidate layer(s) stay dense; counted as in {@link #isKeepFirstDense}. */
   public boolean isKeepLastDense() {
     return keepLastDense;
   }
@@ -243,6 +273,7 @@ public class SparsityConfig {
     c.sparsity = sparsity;
     c.distribution = distribution;
     c.initialMask = initialMask;
+    c.storage = storage;
     c.seed = seed;
     c.include = include == null ? null : new ArrayList<>(include);
     c.exclude = exclude == null ? null : new ArrayList<>(exclude);
@@ -325,6 +356,7 @@ public class SparsityConfig {
         && Objects.equals(pattern, c.pattern)
         && distribution == c.distribution
         && initialMask == c.initialMask
+        && Objects.equals(storage, c.storage)
         && Objects.equals(include, c.include)
         && Objects.equals(exclude, c.exclude)
         && Objects.equals(attention, c.attention)
@@ -339,6 +371,7 @@ public class SparsityConfig {
         sparsity,
         distribution,
         initialMask,
+        storage,
         seed,
         include,
         exclude,
@@ -359,6 +392,8 @@ public class SparsityConfig {
         + distribution
         + ", initialMask="
         + initialMask
+        + ", storage="
+        + storage
         + ", seed="
         + seed
         + ", include="
@@ -376,98 +411,5 @@ public class SparsityConfig {
         + ", mst="
         + mst
         + "}";
-  }
-
-  // ---------------------------------------------------------------- builder
-  /** DL4J-style builder; {@link #build()} validates. */
-  public static final class Builder {
-    private final SparsityConfig c = new SparsityConfig();
-
-    public Builder pattern(String pattern) {
-      c.pattern = pattern;
-      return this;
-    }
-
-    public Builder sparsity(double sparsity) {
-      c.sparsity = sparsity;
-      return this;
-    }
-
-    /** Convenience: sparsity = 1 - density. */
-    public Builder density(double density) {
-      c.sparsity = 1.0 - density;
-      return this;
-    }
-
-    public Builder distribution(DensityDistribution d) {
-      c.distribution = d;
-      return this;
-    }
-
-    public Builder initialMask(InitialMask m) {
-      c.initialMask = m;
-      return this;
-    }
-
-    public Builder seed(long seed) {
-      c.seed = seed;
-      return this;
-    }
-
-    public Builder include(String... regexes) {
-      c.include = new ArrayList<>(List.of(regexes));
-      return this;
-    }
-
-    public Builder exclude(String... regexes) {
-      c.exclude = new ArrayList<>(List.of(regexes));
-      return this;
-    }
-
-    /** Adds to the default excludes instead of replacing them. */
-    public Builder addExclude(String... regexes) {
-      c.exclude.addAll(List.of(regexes));
-      return this;
-    }
-
-    public Builder keepFirstDense(boolean b) {
-      c.keepFirstDense = b;
-      return this;
-    }
-
-    public Builder keepLastDense(boolean b) {
-      c.keepLastDense = b;
-      return this;
-    }
-
-    public Builder attention(AttentionSettings a) {
-      c.attention = a;
-      return this;
-    }
-
-    public Builder attention(
-        String pattern, int blockSize, boolean replaceSelfAttention, String... layerRegexes) {
-      c.attention =
-          new AttentionSettings(
-              pattern,
-              blockSize,
-              layerRegexes.length == 0 ? List.of(".*") : List.of(layerRegexes),
-              replaceSelfAttention);
-      return this;
-    }
-
-    public Builder fuse(FuseSettings f) {
-      c.fuse = f;
-      return this;
-    }
-
-    public Builder mst(JsonNode mst) {
-      c.mst = mst;
-      return this;
-    }
-
-    public SparsityConfig build() {
-      return c.copy().validate("<builder>");
-    }
   }
 }

@@ -4,6 +4,8 @@ import java.util.List;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.nd4j.shade.jackson.databind.JsonNode;
+import org.sparseflow.ops.pattern.MaskPattern;
+import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * The field checks of {@link SparsityConfig#validate}: each failure is one {@link
@@ -35,6 +37,28 @@ final class SparsityConfigValidation {
     }
     if (c.getInitialMask() == null) {
       throw fieldError(src, "initialMask", null, "one of RANDOM, MAGNITUDE");
+    }
+    String storage = c.getStorage();
+    if (!SparsityConfig.STORAGE_MASKED.equals(storage)
+        && !SparsityConfig.STORAGE_PACKED.equals(storage)) {
+      throw fieldError(src, "storage", storage, "masked or packed");
+    }
+    if (c.packedStorage() && PatternSpec.parse(pattern).getKind() != MaskPattern.Kind.BLOCK) {
+      throw fieldError(
+          src,
+          "storage",
+          storage,
+          "masked with pattern '"
+              + pattern
+              + "' (packed storage holds kept blocks: patterns block8, block16, block32, block64)");
+    }
+    if (c.packedStorage() && mst != null && !mst.isNull()) {
+      throw fieldError(
+          src,
+          "storage",
+          storage,
+          "masked when an mst section is present (MST changes masks; a packed layer's block"
+              + " layout is fixed)");
     }
     checkRegexes(src, "include", c.getInclude(), false);
     checkRegexes(src, "exclude", c.getExclude(), true);

@@ -75,7 +75,7 @@ final class PackedStorage {
       return PackedLayout.of(m).keptRowMajor();
     }
     try {
-      return PackedLayout.of(nIn, nOut, p.getBlockSize(), layout).keptRowMajor();
+      return PackedLayout.validated(nIn, nOut, p.getBlockSize(), layout);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(where + "blockLayout: " + e.getMessage(), e);
     }

@@ -140,6 +140,7 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
             throw new IllegalStateException("unknown role " + p.role());
         }
       }
+      HeadMasks.adjustAttentionLayer(layer, out); // no head left without a Q·Kᵀ block
       for (ParamSpec p : specs(layer)) {
         if (p.role() == ParamSpec.Role.MASK) {
           out.get(p.maskedWeight()).muli(out.get(p.key()));

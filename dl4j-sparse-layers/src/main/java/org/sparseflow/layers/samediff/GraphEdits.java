@@ -125,4 +125,27 @@ final class GraphEdits {
     double[] ta = c.tArgs();
     return ta == null || ta.length == 0 || (ta[0] == 1.0 && (ta.length < 2 || ta[1] == 0.0));
   }
+
+  /** Makes {@code op} read {@code to} where it read {@code from}, keeping both variables' links. */
+  static void replaceInput(SameDiff sd, SameDiffOp op, String from, String to) {
+    op.getInputsToOp().replaceAll(n -> n.equals(from) ? to : n);
+    List<String> fromUsers = sd.getVariables().get(from).getInputsForOp();
+    if (fromUsers != null) {
+      fromUsers.remove(op.getName());
+    }
+    Variable t = sd.getVariables().get(to);
+    List<String> l =
+        t.getInputsForOp() == null ? new ArrayList<>() : new ArrayList<>(t.getInputsForOp());
+    if (!l.contains(op.getName())) {
+      l.add(op.getName());
+    }
+    t.setInputsForOp(l);
+  }
+
+  /** The single op consuming {@code var}, or null when none or several. */
+  static SameDiffOp soleConsumer(SameDiff sd, String var) {
+    Variable v = sd.getVariables().get(var);
+    List<String> users = v == null ? null : v.getInputsForOp();
+    return users == null || users.size() != 1 ? null : sd.getOps().get(users.get(0));
+  }
 }

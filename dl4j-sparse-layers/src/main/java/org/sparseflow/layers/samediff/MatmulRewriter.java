@@ -1,17 +1,19 @@
 package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.nd4j.autodiff.functions.DifferentialFunction;
+import java.util.Set;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
-import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.samediff.LinearOps.Kind;
+import org.sparseflow.layers.samediff.LinearOps.Use;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
 import org.sparseflow.layers.sparsify.SparsityPlanner;
@@ -21,108 +23,189 @@ import org.sparseflow.ops.samediff.SparseFlowOps;
 import org.sparseflow.ops.samediff.SparseMatmulOp;
 
 /**
- * The matmul half of {@link SameDiffSparsifier#rewrite}: {@code matmul(x, W)} with a selected
- * trainable rank-2 W becomes a sparse matmul with a 0/1 mask constant {@code <W>_mask}.
+ * The linear-layer half of {@link SameDiffSparsifier#rewrite}: every trainable rank-2 weight used
+ * by the linear ops of {@link LinearOps} is planned (include/exclude, first/last by depth, density
+ * allocation); a selected weight gets one 0/1 mask constant {@code <W>_mask} of its own shape and
+ * every use is rewritten to a sparse matmul on it (x·Wᵀ as the sparse matmul of x with transpose(W)
+ * and transpose(mask); a tied embedding's lookup reads {@code W o mask}). Weights with a use that
+ * cannot be rewritten are reported dense with that use named.
  */
 final class MatmulRewriter {
   private MatmulRewriter() {}
 
-  static void rewriteMatmuls(SparsityConfig cfg, SameDiff sd, List<Entry> entries) {
-    // weight name -> matmul ops using it, in graph (creation = topological) order
-    Map<String, List<SameDiffOp>> uses = new LinkedHashMap<>();
-    for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
-      if (!LinearOps.isLinear(op)) {
-        continue;
-      }
-      String w = op.getInputsToOp().get(1);
-      SDVariable wv = sd.getVariable(w);
-      if (wv == null || wv.getVariableType() != VariableType.VARIABLE) {
-        continue;
-      }
-      long[] shape = wv.getShape();
-      if (shape == null || shape.length != 2) {
-        continue;
-      }
-      uses.computeIfAbsent(w, k -> new ArrayList<>()).add(op);
-    }
-    List<SparsityPlanner.Item> items = new ArrayList<>();
+  static void rewriteMatmuls(
+      SparsityConfig cfg, SameDiff sd, List<AttentionSite> sites, List<Entry> entries) {
+    Map<String, List<Use>> uses = collectUses(sd);
     Map<String, String> blocked = new LinkedHashMap<>();
-    for (Map.Entry<String, List<SameDiffOp>> e : uses.entrySet()) {
+    List<SparsityPlanner.Item> items = new ArrayList<>();
+    Set<String> layerOps = new HashSet<>();
+    for (Map.Entry<String, List<Use>> e : uses.entrySet()) {
       String w = e.getKey();
-      String why = null;
-      for (SameDiffOp op : e.getValue()) {
-        if (!GraphEdits.plainMatmul(op)) {
-          why = "used by a transposed/scaled matmul '" + op.getName() + "'";
+      for (Use u : e.getValue()) {
+        if (u.linear()) {
+          layerOps.add(u.op().getName());
         }
-      }
-      if (why == null) {
-        for (String consumer : sd.getVariables().get(w).getInputsForOp()) {
-          DifferentialFunction f = sd.getOps().get(consumer).getOp();
-          if (!LinearOps.isLinear(sd.getOps().get(consumer))
-              || !sd.getOps().get(consumer).getInputsToOp().get(1).equals(w)) {
-            why = "also used by non-matmul op '" + consumer + "' (" + f.opName() + ")";
-            break;
-          }
+        if (u.problem() != null && !blocked.containsKey(w)) {
+          blocked.put(w, u.problem() + ": " + u.describe());
         }
-      }
-      if (why != null) {
-        blocked.put(w, why);
       }
       items.add(new SparsityPlanner.Item(w, List.of(w), Map.of(w, sd.getVariable(w).getShape())));
     }
+    Map<String, Integer> depth = LayerDepth.of(sd, layerOps);
+    int minDepth = Integer.MAX_VALUE, maxDepth = 0;
+    for (Integer d : depth.values()) {
+      minDepth = Math.min(minDepth, d);
+      maxDepth = Math.max(maxDepth, d);
+    }
+    Set<String> first = new HashSet<>(), last = new HashSet<>();
+    for (Map.Entry<String, List<Use>> e : uses.entrySet()) {
+      for (Use u : e.getValue()) {
+        Integer d = depth.get(u.op().getName());
+        if (d != null && d == minDepth) {
+          first.add(e.getKey());
+        }
+        if (d != null && d == maxDepth) {
+          last.add(e.getKey());
+        }
+      }
+    }
     List<String> allNames = new ArrayList<>(sd.getVariables().keySet());
-    Map<String, SparsityPlanner.Decision> plan = SparsityPlanner.plan(cfg, items, allNames);
+    String note =
+        " (layer depth from the graph inputs: first = " + minDepth + ", last = " + maxDepth;
+    Map<String, SparsityPlanner.Decision> plan =
+        SparsityPlanner.plan(cfg, items, allNames, first, last, note + ")");
     PatternSpec spec = PatternSpec.parse(cfg.getPattern());
+    Map<String, INDArray> masks = new LinkedHashMap<>();
     for (SparsityPlanner.Item it : items) {
       String w = it.name();
-      long[] shape = sd.getVariable(w).getShape();
-      long n = shape[0] * shape[1];
       SparsityPlanner.Decision d = plan.get(w);
-      String why = blocked.get(w);
-      if (why != null || !d.sparse()) {
+      if (blocked.containsKey(w) || !d.sparse()) {
         entries.add(
-            new Entry(
-                w,
-                LinearOps.kind(uses.get(w).get(0)),
-                LinearOps.kind(uses.get(w).get(0)),
-                Status.DENSE,
-                null,
-                1.0,
-                Double.NaN,
-                null,
-                n,
-                why != null ? why : d.reason()));
+            dense(sd, w, uses.get(w), blocked.containsKey(w) ? blocked.get(w) : d.reason()));
         continue;
       }
       INDArray warr = sd.getArrForVarName(w);
+      long[] shape = warr.shape();
       SparseMask mask =
           cfg.getInitialMask() == InitialMask.MAGNITUDE
               ? spec.fromMagnitude(warr, d.density())
               : spec.random(shape[0], shape[1], d.density(), cfg.getSeed() * 31 + w.hashCode());
-      INDArray dense01 = mask.toDense(warr.dataType());
-      warr.muli(dense01);
-      SDVariable maskVar = sd.constant(sd.generateNewVarName(w + "_mask", 0), dense01);
-      for (SameDiffOp op : uses.get(w)) {
-        String x = op.getInputsToOp().get(0);
-        String out = op.getOutputsOfOp().get(0);
-        SDVariable bias = LinearOps.bias(sd, op);
-        List<String> consumers = GraphEdits.removeOp(sd, op);
-        SparseFlowOps.sparseMatmul(
-            sd, out, sd.getVariable(x), sd.getVariable(w), maskVar, spec, bias, false);
-        GraphEdits.relink(sd, out, consumers);
-      }
+      masks.put(w, mask.toDense(warr.dataType()));
+    }
+    List<String> headNotes = HeadAwareMasks.adjust(sd, sites, uses, masks, spec);
+    for (Map.Entry<String, INDArray> e : masks.entrySet()) {
+      String w = e.getKey();
+      INDArray dense01 = e.getValue();
+      sd.getArrForVarName(w).muli(dense01);
+      apply(sd, w, uses.get(w), dense01, spec);
+      long n = dense01.length();
+      double kept = dense01.sumNumber().doubleValue() / n;
+      long linear = uses.get(w).stream().filter(Use::linear).count();
+      String why =
+          plan.get(w).reason()
+              + " ("
+              + linear
+              + " linear use(s)"
+              + (linear < uses.get(w).size() ? ", tied: its lookup reads W o mask" : "")
+              + ")"
+              + headNote(headNotes, w);
       entries.add(
           new Entry(
               w,
-              LinearOps.kind(uses.get(w).get(0)),
+              LinearOps.kind(uses.get(w)),
               SparseMatmulOp.OP_NAME,
               Status.SPARSE,
               spec.toString(),
-              d.density(),
-              (double) mask.nnz() / n,
+              plan.get(w).density(),
+              kept,
               null,
               n,
-              d.reason() + " (" + uses.get(w).size() + " matmul(s))"));
+              why));
+    }
+  }
+
+  private static String headNote(List<String> notes, String w) {
+    for (String n : notes) {
+      if (n.startsWith(w + ":")) {
+        return "; " + n.substring(w.length() + 1).trim();
+      }
+    }
+    return "";
+  }
+
+  /** weight -> every use, for weights with at least one linear use, in graph order. */
+  static Map<String, List<Use>> collectUses(SameDiff sd) {
+    Map<String, List<Use>> out = new LinkedHashMap<>();
+    for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
+      List<String> in = op.getInputsToOp();
+      if (in == null) {
+        continue;
+      }
+      for (String name : new HashSet<>(in)) {
+        if (!LinearOps.isWeight(sd.getVariable(name))) {
+          continue;
+        }
+        out.computeIfAbsent(name, k -> new ArrayList<>()).add(LinearOps.classify(sd, op, name));
+      }
+    }
+    out.values().removeIf(l -> l.stream().noneMatch(Use::linear));
+    return out;
+  }
+
+  private static Entry dense(SameDiff sd, String w, List<Use> uses, String why) {
+    long[] s = sd.getVariable(w).getShape();
+    String kind = LinearOps.kind(uses);
+    return new Entry(w, kind, kind, Status.DENSE, null, 1.0, Double.NaN, null, s[0] * s[1], why);
+  }
+
+  /** Rewrites every use of {@code w} onto one mask constant. */
+  private static void apply(
+      SameDiff sd, String w, List<Use> uses, INDArray dense01, PatternSpec spec) {
+    SDVariable maskVar = sd.constant(sd.generateNewVarName(w + "_mask", 0), dense01);
+    SDVariable wv = sd.getVariable(w);
+    SDVariable wT = null, maskT = null, masked = null;
+    for (Use u : uses) {
+      if (u.kind() == Kind.GATHER) {
+        if (masked == null) {
+          masked = wv.mul(sd.generateNewVarName(w + "_masked", 0), maskVar);
+        }
+        GraphEdits.replaceInput(sd, u.op(), w, masked.name());
+        continue;
+      }
+      SameDiffOp op = u.op();
+      String out = op.getOutputsOfOp().get(0);
+      SDVariable x = sd.getVariable(u.x());
+      SDVariable bias =
+          u.kind() == Kind.XW_PLUS_B ? sd.getVariable(op.getInputsToOp().get(2)) : null;
+      List<String> consumers = GraphEdits.removeOp(sd, op);
+      SDVariable weight = wv, mask = maskVar;
+      if (u.transB()) {
+        if (wT == null) {
+          wT = sd.transpose(sd.generateNewVarName(w + "_T", 0), wv);
+          maskT = sd.transpose(sd.generateNewVarName(w + "_mask_T", 0), maskVar);
+        }
+        weight = wT;
+        mask = maskT;
+      }
+      if (u.transA()) {
+        x = sd.transpose(sd.generateNewVarName(out + "_xT", 0), x);
+      }
+      if (u.transR()) {
+        SDVariable y =
+            SparseFlowOps.sparseMatmul(
+                sd,
+                sd.generateNewVarName(out + "_untransposed", 0),
+                x,
+                weight,
+                mask,
+                spec,
+                bias,
+                false);
+        sd.transpose(out, y);
+      } else {
+        SparseFlowOps.sparseMatmul(sd, out, x, weight, mask, spec, bias, false);
+      }
+      GraphEdits.relink(sd, out, consumers);
     }
   }
 }

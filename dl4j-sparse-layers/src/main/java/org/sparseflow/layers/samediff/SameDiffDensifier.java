@@ -5,8 +5,10 @@ import java.util.Arrays;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.ops.impl.shape.Transpose;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
@@ -50,13 +52,23 @@ final class SameDiffDensifier {
   private static void densifyMatmul(SameDiff sd, SameDiffOp op) {
     List<String> in = new ArrayList<>(op.getInputsToOp());
     String out = op.getOutputsOfOp().get(0);
-    INDArray w = sd.getArrForVarName(in.get(1)), m = sd.getArrForVarName(in.get(2));
-    if (w != null && m != null) {
-      w.muli(m);
+    // x·Wᵀ ops read transpose(W) and transpose(mask): zero W itself, in its own orientation (the
+    // transposes' arrays belong to the inference session)
+    String wName = throughTranspose(sd, in.get(1)), mName = throughTranspose(sd, in.get(2));
+    if (sd.getVariable(wName).getVariableType() == VariableType.VARIABLE) {
+      INDArray w = sd.getArrForVarName(wName), m = sd.getArrForVarName(mName);
+      if (w != null && m != null && Arrays.equals(w.shape(), m.shape())) {
+        w.muli(m);
+      }
     }
     List<String> consumers = GraphEdits.removeOp(sd, op);
+    SDVariable x = sd.getVariable(in.get(0)), wv = sd.getVariable(in.get(1));
+    int rank = LinearOps.rank(sd, in.get(0));
+    // ND4J's matmul does not broadcast a rank-2 weight over [B, T, in]: contract the last axis
     SDVariable y =
-        sd.mmul(out + "_densified_mm", sd.getVariable(in.get(0)), sd.getVariable(in.get(1)));
+        rank > 2
+            ? sd.tensorMmul(out + "_densified_mm", x, wv, new int[] {rank - 1}, new int[] {0})
+            : sd.mmul(out + "_densified_mm", x, wv);
     if (in.size() > 3) {
       // bias_add rather than add: a new op gets the first free name of its kind, and an "add" op
       // named like a variable of the stale gradient function makes SameDiff's rename fail
@@ -180,5 +192,11 @@ final class SameDiffDensifier {
     GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
+  }
+
+  /** The input of the transpose op producing {@code var}, else {@code var} itself. */
+  private static String throughTranspose(SameDiff sd, String var) {
+    SameDiffOp p = GraphEdits.producer(sd, var);
+    return p != null && p.getOp() instanceof Transpose ? p.getInputsToOp().get(0) : var;
   }
 }

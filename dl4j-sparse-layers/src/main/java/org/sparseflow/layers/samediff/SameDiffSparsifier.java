@@ -15,22 +15,28 @@ import org.sparseflow.ops.samediff.SparseFlowOps;
  * Rewrites a SameDiff graph in place:
  *
  * <ul>
- *   <li>every {@code matmul(x, W)} (no transposes, alpha 1) whose second input is a trainable
- *       rank-2 variable selected by the config becomes {@link SparseFlowOps#sparseMatmul} with a
- *       0/1 mask constant {@code <W>_mask} (W is zeroed outside it); all uses of W must be such
- *       matmuls;
- *   <li>the causal attention subgraph {@code matmul(Q, K, transposeB) -> mul/div by a scalar ->
- *       add(causal bias constant) -> softmax(last dim) -> matmul(., V)} becomes {@link
- *       SparseAttentionOps#sparseAttention} when {@code attention.pattern} is set and {@code
- *       attention.layers} matches the softmax output name;
+ *   <li>every trainable rank-2 weight used by linear ops ({@link LinearOps}: {@code mmul} with
+ *       transpose flags, {@code xw_plus_b}, rank-3 {@code tensordot}; plus {@code gather} for a
+ *       tied embedding) and selected by the config becomes the weight of {@link
+ *       SparseFlowOps#sparseMatmul} ops sharing one 0/1 mask constant {@code <W>_mask} (W is zeroed
+ *       outside it); {@code keepFirstDense}/{@code keepLastDense} count layers by depth from the
+ *       graph inputs ({@link LayerDepth});
+ *   <li>causal attention ({@link AttentionMatcher}: {@code softmax(scale Q K^T + causal bias) V},
+ *       scale before or after) becomes {@link SparseAttentionOps#sparseAttention} when {@code
+ *       attention.pattern} is set and {@code attention.layers} matches the softmax output name;
+ *       attention with a runtime mask is recognised and reported dense with the reason;
+ *   <li>the masks of an attention's Q, K, V and output projections respect head boundaries ({@link
+ *       HeadAwareMasks});
  *   <li>by the config's {@code fuse} section, ND4J's {@code layer_norm} over the last axis and
- *       {@code gelu} become the fused SparseFlow ops ({@link FusionRewriter}).
+ *       {@code gelu} become the fused SparseFlow ops, and bias adds of sparse matmuls fold into
+ *       them ({@link FusionRewriter}).
  * </ul>
  *
- * The graph is edited rather than rebuilt: the replaced op and its output variable are removed and
- * the new op's output takes the old output's name, so every consumer, loss variable and user
- * reference by name is unchanged. Must run before the gradient function exists (i.e. before the
- * first {@code fit()} / {@code calculateGradients}).
+ * Every trainable rank-2 weight and every recognised attention gets a report line. The graph is
+ * edited rather than rebuilt: the replaced op and its output variable are removed and the new op's
+ * output takes the old output's name, so every consumer, loss variable and user reference by name
+ * is unchanged. Must run before the gradient function exists (i.e. before the first {@code fit()} /
+ * {@code calculateGradients}).
  */
 public final class SameDiffSparsifier {
   private SameDiffSparsifier() {}
@@ -43,8 +49,8 @@ public final class SameDiffSparsifier {
     }
     SparseFlowOps.registerAll();
     List<Entry> entries = new ArrayList<>();
-    AttentionRewriter.rewriteAttention(cfg, sd, entries);
-    MatmulRewriter.rewriteMatmuls(cfg, sd, entries);
+    List<AttentionSite> sites = AttentionRewriter.rewriteAttention(cfg, sd, entries);
+    MatmulRewriter.rewriteMatmuls(cfg, sd, sites, entries);
     FusionRewriter.rewrite(cfg, sd, entries);
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
     Set<String> reported = new HashSet<>();

@@ -10,7 +10,9 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.nn.HeadMasks;
 import org.sparseflow.layers.nn.SparseWeightLayer;
+import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
@@ -51,7 +53,11 @@ final class ParamTransfer {
     for (Map.Entry<String, INDArray> e : newP.entrySet()) {
       String src = mapping.getOrDefault(e.getKey(), e.getKey());
       INDArray o = oldP.get(src);
-      if (o != null
+      PackedLayout packed = packedLayoutOf(newL, e.getKey());
+      if (o != null && packed != null && o.length() == packed.rows() * packed.cols()) {
+        // packed storage: the trained weight's kept blocks (the layout was chosen from it)
+        PackedBlockLinear.packInto(o.reshape(packed.rows(), packed.cols()), packed, e.getValue());
+      } else if (o != null
           && o.length() == e.getValue().length()
           && Math.max(o.size(-1), 1) == Math.max(e.getValue().size(-1), 1)) {
         // same values; DL4J biases are [nOut] where the plugin's are [1, nOut]
@@ -85,18 +91,27 @@ final class ParamTransfer {
     PatternSpec spec = PatternSpec.parse(remask ? c.target().pattern() : cfg.getPattern());
     long kept = 0, total = 0;
     for (String wk : sw.sparseWeightKeys()) {
+      PackedLayout layout = sw.packedLayout(wk);
+      if (layout != null) { // packed: the layout is the mask, fixed in the configuration
+        kept += (long) layout.keptBlocks() * layout.blockSize() * layout.blockSize();
+        total += layout.rows() * layout.cols();
+        continue;
+      }
       INDArray w = newP.get(wk), m = newP.get(sw.maskKey(wk));
       if (remask) {
         SparseMask mask =
             cfg.getInitialMask() == InitialMask.MAGNITUDE
                 ? spec.fromMagnitude(w, c.target().density())
                 : spec.random(
-                    w.rows(),
-                    w.columns(),
-                    c.target().density(),
-                    cfg.getSeed() * 31 + (r.name() + "/" + wk).hashCode());
+                    w.rows(), w.columns(), c.target().density(), maskSeed(cfg, r.name(), wk));
         m.assign(mask.toDense(m.dataType()));
       }
+    }
+    if (remask) {
+      HeadMasks.adjustAttentionLayer(newL.conf().getLayer(), newP);
+    }
+    for (String wk : sw.sparseWeightKeys()) {
+      INDArray m = newP.get(sw.maskKey(wk));
       if (m != null) {
         kept += m.neq(0).castTo(DataType.INT64).sumNumber().longValue();
         total += m.length();
@@ -106,6 +121,19 @@ final class ParamTransfer {
     if (total > 0) {
       measured.put(r.name(), (double) kept / total);
     }
+  }
+
+  /** The seed of a layer weight's random mask: the config seed mixed with the names. */
+  static long maskSeed(SparsityConfig cfg, String layerName, String weightKey) {
+    return cfg.getSeed() * 31 + (layerName + "/" + weightKey).hashCode();
+  }
+
+  /** The packed layout of a layer's weight, or null when it is not a packed sparse weight. */
+  private static PackedLayout packedLayoutOf(Layer l, String key) {
+    if (l instanceof SparseWeightLayer sw && sw.sparseWeightKeys().contains(key)) {
+      return sw.packedLayout(key);
+    }
+    return null;
   }
 
   private static boolean isMaskKey(SparseWeightLayer sw, String key) {

@@ -110,7 +110,12 @@ public final class Sparsify {
     requireInitialised(net.params(), "MultiLayerNetwork");
     MultiLayerConfiguration conf = net.getLayerWiseConfigurations().clone();
     List<SparsifyPlan.LayerRef> refs = SparsifyPlan.refs(conf);
-    SparsifyPlan plan = SparsifyPlan.of(cfg, refs);
+    Map<String, Integer> index = new LinkedHashMap<>();
+    for (int i = 0; i < refs.size(); i++) {
+      index.put(refs.get(i).name(), i);
+    }
+    SparsifyPlan plan =
+        SparsifyPlan.of(cfg, refs, name -> unwrap(net.getLayer(index.get(name))).paramTable());
     MultiLayerNetwork out = new MultiLayerNetwork(conf);
     out.init();
     Map<String, Double> measured = new LinkedHashMap<>();
@@ -128,7 +133,7 @@ public final class Sparsify {
     requireInitialised(net.params(), "ComputationGraph");
     ComputationGraphConfiguration conf = net.getConfiguration().clone();
     List<SparsifyPlan.LayerRef> refs = SparsifyPlan.refs(conf);
-    SparsifyPlan plan = SparsifyPlan.of(cfg, refs);
+    SparsifyPlan plan = SparsifyPlan.of(cfg, refs, name -> unwrap(net.getLayer(name)).paramTable());
     ComputationGraph out = new ComputationGraph(conf);
     out.init();
     Map<String, Double> measured = new LinkedHashMap<>();
@@ -147,6 +152,12 @@ public final class Sparsify {
     requireModel(sd);
     if (cfg == null) {
       return new Sparsified<>(sd, SparsifyReport.noConfig());
+    }
+    if (cfg.packedStorage()) {
+      throw new IllegalArgumentException(
+          "Sparsity config field 'storage' has value 'packed', which SameDiff graphs do not"
+              + " support yet; allowed: masked for Sparsify.apply(SameDiff) (packed storage serves"
+              + " DL4J MultiLayerNetwork and ComputationGraph models)");
     }
     return new Sparsified<>(sd, SameDiffSparsifier.rewrite(cfg, sd));
   }

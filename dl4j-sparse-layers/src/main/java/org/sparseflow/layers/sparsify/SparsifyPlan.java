@@ -7,21 +7,27 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.graph.GraphVertex;
 import org.deeplearning4j.nn.conf.graph.LayerVertex;
 import org.deeplearning4j.nn.conf.layers.Layer;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
 import org.sparseflow.layers.spi.LayerSparsifier;
 import org.sparseflow.layers.spi.LayerSparsifiers;
 import org.sparseflow.layers.spi.LayerSparsity;
+import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * Which layers of a model {@link Sparsify} replaces and how: the layer references of a
@@ -44,6 +50,16 @@ final class SparsifyPlan {
 
   /** Decides every layer and replaces the chosen layer configurations through their setters. */
   static SparsifyPlan of(SparsityConfig cfg, List<LayerRef> refs) {
+    return of(cfg, refs, null);
+  }
+
+  /**
+   * As {@link #of(SparsityConfig, List)}; {@code weightsOf} gives an initialised network's
+   * parameters by layer name (null for a bare configuration), from which packed storage takes
+   * magnitude masks.
+   */
+  static SparsifyPlan of(
+      SparsityConfig cfg, List<LayerRef> refs, Function<String, Map<String, INDArray>> weightsOf) {
     List<LayerSparsifier> sparsifiers = LayerSparsifiers.all();
     List<SparsityPlanner.Item> items = new ArrayList<>();
     List<String> allNames = new ArrayList<>();
@@ -116,8 +132,19 @@ final class SparsifyPlan {
         continue;
       }
       int bs = cfg.getAttention() == null ? 16 : cfg.getAttention().getBlockSize();
+      Map<String, int[]> layouts =
+          sparseW && cfg.packedStorage()
+              ? packedLayouts(cfg, spec, r, s.weightShapes(r.layer()), d.density(), weightsOf)
+              : Map.of();
       LayerSparsity target =
-          new LayerSparsity(sparseW, spec.toString(), sparseW ? d.density() : 1.0, attn, bs);
+          new LayerSparsity(
+              sparseW,
+              spec.toString(),
+              sparseW ? d.density() : 1.0,
+              attn,
+              bs,
+              cfg.getStorage(),
+              layouts);
       Layer repl = s.sparsify(r.layer(), target, cfg);
       r.setter().accept(repl);
       Status st =
@@ -142,6 +169,39 @@ final class SparsifyPlan {
       log.debug("Sparsify {}: {} -> {} ({})", r.name(), type, repl.getClass().getSimpleName(), st);
     }
     return new SparsifyPlan(choices);
+  }
+
+  /**
+   * The kept blocks of each weight for packed storage, chosen as {@link ParamTransfer} chooses
+   * masked storage's masks: by magnitude from the trained weight when the config says MAGNITUDE and
+   * the weight is known, else drawn with the config seed and the layer and weight names.
+   */
+  private static Map<String, int[]> packedLayouts(
+      SparsityConfig cfg,
+      PatternSpec spec,
+      LayerRef r,
+      Map<String, long[]> shapes,
+      double density,
+      Function<String, Map<String, INDArray>> weightsOf) {
+    Map<String, INDArray> old = weightsOf == null ? Map.of() : weightsOf.apply(r.name());
+    Map<String, int[]> out = new LinkedHashMap<>();
+    for (Map.Entry<String, long[]> e : shapes.entrySet()) {
+      long[] sh = e.getValue();
+      INDArray w = old.get(e.getKey());
+      boolean magnitude =
+          cfg.getInitialMask() == InitialMask.MAGNITUDE
+              && w != null
+              && w.rank() == 2
+              && w.rows() == sh[0]
+              && w.columns() == sh[1];
+      SparseMask m =
+          magnitude
+              ? spec.fromMagnitude(w, density)
+              : spec.random(
+                  sh[0], sh[1], density, ParamTransfer.maskSeed(cfg, r.name(), e.getKey()));
+      out.put(e.getKey(), PackedLayout.of((BlockMask) m).keptRowMajor());
+    }
+    return out;
   }
 
   /** A layer left as it is, with the reason. */

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.ops.pattern.MaskPattern;
@@ -46,6 +47,23 @@ public final class SparsityPlanner {
    */
   public static Map<String, Decision> plan(
       SparsityConfig cfg, List<Item> items, List<String> allNames) {
+    Set<String> first = items.isEmpty() ? Set.of() : Set.of(items.get(0).name());
+    Set<String> last = items.isEmpty() ? Set.of() : Set.of(items.get(items.size() - 1).name());
+    return plan(cfg, items, allNames, first, last, "");
+  }
+
+  /**
+   * As {@link #plan(SparsityConfig, List, List)}, with the elements {@code keepFirstDense} and
+   * {@code keepLastDense} keep dense given by the caller (e.g. all weights at the smallest and at
+   * the largest depth of a graph); {@code endsNote} is appended to their reasons.
+   */
+  public static Map<String, Decision> plan(
+      SparsityConfig cfg,
+      List<Item> items,
+      List<String> allNames,
+      Set<String> first,
+      Set<String> last,
+      String endsNote) {
     checkIncludesMatch(cfg, allNames);
     PatternSpec spec = PatternSpec.parse(cfg.getPattern());
     Map<String, Decision> out = new LinkedHashMap<>();
@@ -64,11 +82,11 @@ public final class SparsityPlanner {
           }
         }
       }
-      if (reason == null && i == 0 && cfg.isKeepFirstDense()) {
-        reason = "first layer kept dense (keepFirstDense)";
+      if (reason == null && first.contains(it.name()) && cfg.isKeepFirstDense()) {
+        reason = "first layer kept dense (keepFirstDense)" + endsNote;
       }
-      if (reason == null && i == items.size() - 1 && cfg.isKeepLastDense()) {
-        reason = "last layer kept dense (keepLastDense)";
+      if (reason == null && last.contains(it.name()) && cfg.isKeepLastDense()) {
+        reason = "last layer kept dense (keepLastDense)" + endsNote;
       }
       if (reason != null) {
         out.put(it.name(), new Decision(false, 1.0, reason));

@@ -33,6 +33,10 @@ public class DenseLayerSparsifier implements LayerSparsifier {
     set.put("pattern", target.pattern());
     set.put("density", target.density());
     set.put("hasBias", ((DenseLayer) layer).hasBias());
+    if (target.packed()) {
+      set.put("storage", "packed");
+      set.put("blockLayout", target.layouts().get("W"));
+    }
     return LayerConfigCopier.convert(layer, SparseDenseLayer.class, set);
   }
 }

@@ -31,6 +31,10 @@ public class OutputLayerSparsifier implements LayerSparsifier {
     Map<String, Object> set = new LinkedHashMap<>();
     set.put("pattern", target.pattern());
     set.put("density", target.density());
+    if (target.packed()) {
+      set.put("storage", "packed");
+      set.put("blockLayout", target.layouts().get("W"));
+    }
     return LayerConfigCopier.convert(layer, SparseOutputLayer.class, set);
   }
 }

@@ -79,6 +79,11 @@ public class SelfAttentionSparsifier implements LayerSparsifier {
     }
     if (target.sparseWeights()) {
       b.projectionPattern(target.pattern()).projectionDensity(target.density());
+      if (target.packed()) {
+        Map<String, int[]> l = target.layouts();
+        b.projectionStorage("packed")
+            .projectionLayouts(new int[][] {l.get("Wq"), l.get("Wk"), l.get("Wv"), l.get("Wo")});
+      }
     }
     CausalSelfAttentionLayer out = b.build();
     fillGlobalDefaults(out, s);

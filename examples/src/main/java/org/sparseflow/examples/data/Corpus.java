@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * A UTF-8 training text with its provenance: a display name, where it came from, and the SHA-256 of
@@ -24,6 +25,18 @@ public final class Corpus {
 
   /** Name used on the command line and in summaries for the bundled corpus. */
   public static final String BUNDLED_NAME = "bundled:moby-dick";
+
+  /**
+   * Name of the second bundled corpus: State of the Union addresses 1790-1835 (public domain), for
+   * checking that settings chosen on Moby-Dick transfer.
+   */
+  public static final String SECOND_NAME = "bundled:state-of-the-union";
+
+  /** Classpath location of the second bundled corpus. */
+  public static final String SECOND_RESOURCE = "/corpus/state-of-the-union.txt";
+
+  /** The names {@link #resolve} accepts for bundled corpora. */
+  public static final List<String> BUNDLED_NAMES = List.of(BUNDLED_NAME, SECOND_NAME);
 
   private final String name;
   private final String source;
@@ -44,15 +57,24 @@ public final class Corpus {
 
   /** The corpus shipped in the jar (Moby-Dick, public domain). */
   public static Corpus bundled() {
-    try (InputStream in = Corpus.class.getResourceAsStream(BUNDLED_RESOURCE)) {
+    return fromClasspath(BUNDLED_NAME, BUNDLED_RESOURCE);
+  }
+
+  /** The second bundled corpus (State of the Union addresses 1790-1835, public domain). */
+  public static Corpus second() {
+    return fromClasspath(SECOND_NAME, SECOND_RESOURCE);
+  }
+
+  private static Corpus fromClasspath(String name, String resource) {
+    try (InputStream in = Corpus.class.getResourceAsStream(resource)) {
       if (in == null) {
         throw new IllegalStateException(
-            "bundled corpus " + BUNDLED_RESOURCE + " is missing from the classpath");
+            "bundled corpus " + resource + " is missing from the classpath");
       }
-      return new Corpus(BUNDLED_NAME, "classpath:" + BUNDLED_RESOURCE, in.readAllBytes());
+      return new Corpus(name, "classpath:" + resource, in.readAllBytes());
     } catch (IOException e) {
       throw new IllegalStateException(
-          "cannot read bundled corpus " + BUNDLED_RESOURCE + ": " + e.getMessage(), e);
+          "cannot read bundled corpus " + resource + ": " + e.getMessage(), e);
     }
   }
 
@@ -81,12 +103,20 @@ public final class Corpus {
   }
 
   /**
-   * {@code null}, empty or {@value #BUNDLED_NAME} selects the bundled corpus; anything else is a
-   * file path.
+   * {@code null}, empty or {@value #BUNDLED_NAME} selects the bundled corpus, {@value #SECOND_NAME}
+   * the second one; another {@code bundled:} name is an error listing the allowed ones; anything
+   * else is a file path.
    */
   public static Corpus resolve(String spec) {
     if (spec == null || spec.isBlank() || spec.equals(BUNDLED_NAME) || spec.equals("bundled")) {
       return bundled();
+    }
+    if (spec.equals(SECOND_NAME)) {
+      return second();
+    }
+    if (spec.startsWith("bundled:") && !Files.exists(Path.of(spec))) {
+      throw new IllegalArgumentException(
+          "corpus: " + spec + " is not a bundled corpus; allowed: " + BUNDLED_NAMES + " or a file");
     }
     return fromFile(Path.of(spec));
   }

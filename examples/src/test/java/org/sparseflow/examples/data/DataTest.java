@@ -36,6 +36,18 @@ class DataTest {
   }
 
   @Test
+  void secondBundledCorpusResolvesByNameAndDiffersFromTheFirst() {
+    Corpus c = Corpus.resolve(Corpus.SECOND_NAME);
+    assertEquals(Corpus.SECOND_NAME, c.name());
+    assertTrue(c.text().startsWith("Fellow-Citizens of the Senate"), c.text().substring(0, 40));
+    assertTrue(c.text().length() > 1_000_000, "about as large as the first: " + c.text().length());
+    assertNotEquals(Corpus.bundled().sha256(), c.sha256());
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> Corpus.resolve("bundled:nope"));
+    assertTrue(e.getMessage().contains("bundled:state-of-the-union"), e.getMessage());
+  }
+
+  @Test
   void bundledCorpusHasStableHashAndVocabulary() {
     Corpus c = Corpus.bundled();
     assertEquals(1_204_997, c.sizeBytes());

@@ -1,6 +1,7 @@
 package org.sparseflow.ops.matmul;
 
 import java.nio.FloatBuffer;
+import java.util.Arrays;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
@@ -43,6 +44,38 @@ final class PackedBlocks {
 
   int panels() {
     return idx.length;
+  }
+
+  /**
+   * Kept blocks already packed by column (the order of {@code org.sparseflow.ops.packed}'s
+   * storage): block slot s is values[s*b*b ..], panel j holds slots panelStart[j] ..
+   * panelStart[j+1], and slotBlockRows[s] is slot s's block row. The values are used, not copied.
+   */
+  static PackedBlocks ofPanels(int b, int[] panelStart, int[] slotBlockRows, float[] values) {
+    int bc = panelStart.length - 1;
+    int[] start = new int[bc + 1];
+    int[][] idx = new int[bc][];
+    int[][] other = new int[bc][];
+    for (int j = 0; j < bc; j++) {
+      int n = panelStart[j + 1] - panelStart[j];
+      start[j + 1] = panelStart[j + 1] * b;
+      other[j] = Arrays.copyOfRange(slotBlockRows, panelStart[j], panelStart[j + 1]);
+      idx[j] = new int[n * b];
+      for (int q = 0; q < n; q++) {
+        for (int kk = 0; kk < b; kk++) {
+          idx[j][q * b + kk] = other[j][q] * b + kk;
+        }
+      }
+    }
+    if (values.length != panelStart[bc] * b * b) {
+      throw new IllegalArgumentException(
+          "values has "
+              + values.length
+              + " floats; allowed: "
+              + panelStart[bc] * b * b
+              + " (kept blocks x b x b)");
+    }
+    return new PackedBlocks(b, start, idx, other, values);
   }
 
   /** Packs the kept blocks of w (read through a float view with strides rs, cs) by column. */

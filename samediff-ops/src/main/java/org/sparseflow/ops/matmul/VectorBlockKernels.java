@@ -9,16 +9,16 @@ import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
- * Block-sparse fp32 GEMMs on the JDK Vector API ({@link UnitStrideKernels} for the forward and dW,
- * {@link VectorMicroKernel} for dx): forward y = x (W o M), and the backward dx = dy (W o M)^T with
- * dW = x^T dy on kept blocks, fused so that each tile of dy is read once. The kept blocks are
- * packed first ({@link PackedBlocks}); the token dimension is split into tiles of a few dozen rows
- * that the Java threads take in turn, and each tile of the activations is copied once into a Java
- * array ({@link TileIo}; transposed for the forward), where a tile of the output is built for every
- * output panel before it is written back and probed for NaN in the same pass. So the
- * register-blocked micro-kernel sees long runs (every kept row of a block column) with no call
- * overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md for what
- * this replaced and what was measured).
+ * Block-sparse fp32 GEMMs on the JDK Vector API (the unit-stride micro-kernels of {@link
+ * UnitStrideKernels}): forward y = x (W o M), and the backward dx = dy (W o M)^T with dW = x^T dy
+ * on kept blocks, fused so that each tile of dy is read once. The kept blocks are packed first
+ * ({@link PackedBlocks}); the token dimension is split into tiles of a few dozen rows that the Java
+ * threads take in turn, and each tile of the activations is copied once into a Java array ({@link
+ * TileIo}; transposed for the forward), where a tile of the output is built for every output panel
+ * before it is written back and probed for NaN in the same pass. So the register-blocked
+ * micro-kernel sees long runs (every kept row of a block column) with no call overhead, and no BLAS
+ * call or packing happens per block (see docs/experiments/kernels.md for what this replaced and
+ * what was measured).
  *
  * <p>Loaded only when the {@code jdk.incubator.vector} module is present (see {@link
  * SparseKernelSelect}).
@@ -53,7 +53,8 @@ final class VectorBlockKernels {
 
   private static final ThreadLocal<float[][]> BUFFERS =
       ThreadLocal.withInitial(
-          () -> new float[][] {new float[0], new float[0], new float[0], new float[0]});
+          () ->
+              new float[][] {new float[0], new float[0], new float[0], new float[0], new float[0]});
 
   private VectorBlockKernels() {}
 
@@ -64,10 +65,14 @@ final class VectorBlockKernels {
 
   /** y = x (W o M), overwriting y; returns whether y holds NaN (or a non-finite sum). */
   static boolean forward(INDArray x, INDArray w, BlockMask mask, INDArray y) {
+    return forward(x, PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask), y);
+  }
+
+  /** y = x W with W given as its kept blocks p, overwriting y; returns whether y holds NaN. */
+  static boolean forward(INDArray x, PackedBlocks p, INDArray y) {
     int n = (int) x.size(0);
     int k = (int) x.size(1);
     int cols = (int) y.size(1);
-    PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
     FloatBuffer xb = view(x);
     FloatBuffer yb = view(y);
     int tile = tileRows(n, TILE);
@@ -108,14 +113,40 @@ final class VectorBlockKernels {
    */
   static boolean backward(
       INDArray x, INDArray w, BlockMask mask, INDArray dy, INDArray dx, INDArray dW, INDArray db) {
-    int n = (int) dy.size(0);
-    int k = (int) w.size(0);
-    int cols = (int) w.size(1);
-    int b = mask.blockSize();
     PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
-    PackedBlocks pt = dx != null ? p.transpose(mask.blockRows()) : null;
+    Gradients g = backward(x, p, mask.blockRows(), (int) w.size(0), dy, dx, dW != null, db);
+    if (dW != null) {
+      TileIo.writeBlocks(p, g.weight(), view(dW), dW, mask.blockSize());
+    }
+    return g.inputNaN();
+  }
+
+  /**
+   * What {@link #backward(INDArray, PackedBlocks, int, int, INDArray, INDArray, boolean, INDArray)}
+   * returns: whether dx holds NaN, and dW of the kept blocks in p's packed order (null when not
+   * asked for).
+   */
+  record Gradients(boolean inputNaN, float[] weight) {}
+
+  /**
+   * The backward with W given as its kept blocks p (blockRows block rows, k rows): dx = dy W^T
+   * (overwriting dx when not null), dBias (into db when not null) and, when {@code weightGrad}, dW
+   * = x^T dy on the kept blocks, returned in p's packed order.
+   */
+  static Gradients backward(
+      INDArray x,
+      PackedBlocks p,
+      int blockRows,
+      int k,
+      INDArray dy,
+      INDArray dx,
+      boolean weightGrad,
+      INDArray db) {
+    int n = (int) dy.size(0);
+    int cols = (int) dy.size(1);
+    PackedBlocks pt = dx != null ? p.transpose(blockRows) : null;
     FloatBuffer dyb = view(dy);
-    FloatBuffer xb = dW != null ? view(x) : null;
+    FloatBuffer xb = weightGrad ? view(x) : null;
     FloatBuffer dxb = dx != null ? view(dx) : null;
     int tile = tileRows(n, BACKWARD_TILE);
     int tiles = (n + tile - 1) / tile;
@@ -130,6 +161,11 @@ final class VectorBlockKernels {
     for (int s = 0; s < tile; s++) {
       rowIdx[s] = s * (k + PAD);
     }
+    // dx reads the dy tile transposed (column j at gT[j * ldT]) so that it runs on the unit-stride
+    // kernels like the forward; each output element sums over the same kept columns in the same
+    // order as a row-major read would, so the values do not change, only the speed
+    int ldT = tile + PAD;
+    int[][] idxT = pt != null ? scaledIndex(pt, ldT) : null;
     BlockSparseKernels.parallelFor(
         chunks,
         (thread, chunk) -> {
@@ -147,13 +183,24 @@ final class VectorBlockKernels {
               VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[chunk]);
             }
             if (dx != null) {
+              float[] gT = buffer(3, cols * ldT);
+              TileIo.readRowsTransposed(
+                  dyb,
+                  dy.stride(0),
+                  dy.stride(1),
+                  r0,
+                  rows,
+                  cols,
+                  gT,
+                  ldT,
+                  buffer(4, TileIo.TRANSPOSE_ROWS * cols));
               float[] c = buffer(1, rows * (k + PAD));
               Arrays.fill(c, 0, rows * (k + PAD), 0f);
-              multiply(pt, rows, g, cols + PAD, c, k + PAD);
+              multiplyTransposed(pt, idxT, rows, gT, c, k + PAD);
               nan[chunk] |= hasNaN(c, rows * (k + PAD));
               TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
             }
-            if (dW != null) {
+            if (weightGrad) {
               float[] a = buffer(2, rows * (k + PAD));
               TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
               if (acc[chunk] == null) {
@@ -163,8 +210,8 @@ final class VectorBlockKernels {
             }
           }
         });
-    if (dW != null) {
-      float[] sum = null;
+    float[] sum = null;
+    if (weightGrad) {
       for (float[] part : acc) {
         if (part == null) {
           continue;
@@ -177,7 +224,9 @@ final class VectorBlockKernels {
           }
         }
       }
-      TileIo.writeBlocks(p, sum != null ? sum : new float[p.values.length], view(dW), dW, b);
+      if (sum == null) {
+        sum = new float[p.values.length];
+      }
     }
     if (db != null) {
       float[] total = new float[cols];
@@ -194,7 +243,7 @@ final class VectorBlockKernels {
         dbb.put((int) (i * stride), total[i]);
       }
     }
-    return any(nan);
+    return new Gradients(any(nan), sum);
   }
 
   /** Per panel of p, its source indices times ld (the offsets of those columns in a tile). */
@@ -232,38 +281,6 @@ final class VectorBlockKernels {
   }
 
   /**
-   * c [rows x cCols] += a [rows x aCols] times the packed panels: panel p writes columns p*b ..
-   * p*b+b of c and reads the columns idx[p] of a.
-   */
-  private static void multiply(
-      PackedBlocks p, int rows, float[] a, int aCols, float[] c, int cCols) {
-    int b = p.b;
-    int nv = b % (2 * L) == 0 ? 2 : 1;
-    for (int q = 0; q < p.panels(); q++) {
-      int len = p.start[q + 1] - p.start[q];
-      if (len == 0) {
-        continue;
-      }
-      for (int c0 = 0; c0 < b; c0 += nv * L) {
-        rowsKernel(
-            rows,
-            nv,
-            a,
-            0,
-            aCols,
-            p.idx[q],
-            len,
-            p.values,
-            p.start[q] * b + c0,
-            b,
-            c,
-            q * b + c0,
-            cCols);
-      }
-    }
-  }
-
-  /**
    * acc (packed like p) += x_tile^T dy_tile on every kept block: block (i, j) row r, column c is
    * the sum over the tile's rows t of x[t, i*b + r] dy[t, j*b + c].
    */
@@ -280,55 +297,6 @@ final class VectorBlockKernels {
           UnitStrideKernels.rows(
               b, nv, x, i * b, rowIdx, rows, dy, j * b + c0, dyLd, acc, base + c0, b);
         }
-      }
-    }
-  }
-
-  /** Runs the widest micro-kernel over the rows, then single rows for the remainder. */
-  private static void rowsKernel(
-      int rows,
-      int nv,
-      float[] a,
-      int aOff,
-      int aRs,
-      int[] idx,
-      int n,
-      float[] b,
-      int bOff,
-      int bSs,
-      float[] c,
-      int cOff,
-      int cRs) {
-    int r = 0;
-    if (nv == 2) {
-      int step = L >= 16 ? 8 : 4;
-      for (; r + step <= rows; r += step) {
-        if (step == 8) {
-          VectorMicroKernel.rows8x2(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        } else {
-          VectorMicroKernel.rows4x2(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        }
-      }
-      for (; r < rows; r++) {
-        VectorMicroKernel.rows1x2(
-            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-      }
-    } else {
-      int step = L >= 16 ? 16 : 8;
-      for (; r + step <= rows; r += step) {
-        if (step == 16) {
-          VectorMicroKernel.rows16x1(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        } else {
-          VectorMicroKernel.rows8x1(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        }
-      }
-      for (; r < rows; r++) {
-        VectorMicroKernel.rows1x1(
-            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
       }
     }
   }

@@ -8,18 +8,19 @@ import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
+import org.sparseflow.ops.matmul.PackedPanelGemm;
 
 /**
  * y = x W + b for a block-sparse W held only as its packed kept blocks (see {@link PackedLayout}),
  * with the backward pass writing dW for the kept blocks only. No dense [rows, cols] weight array is
- * created: the loops ({@link PackedKernels}) visit the kept blocks only, so work and weight-sized
- * memory are proportional to density. Activations (x, dy, y, dx) are copied between ND4J and Java
- * arrays once per call.
+ * created: the kernels visit the kept blocks only, so work and weight-sized memory are proportional
+ * to density. The fallback loops copy activations between ND4J and Java arrays once per call.
  *
- * <p>Float and double (other floating types compute in float); float blocks whose size is a
- * multiple of the vector length run on the JDK Vector API ({@link PackedVectorKernels}). This is
- * the packed-input entry point next to the dense-W + mask kernels of {@code
- * org.sparseflow.ops.matmul}, which it does not use or change.
+ * <p>Float arrays whose block size is a multiple of the vector length run on the register-blocked
+ * Vector API kernels of the dense-W + mask path ({@link PackedPanelGemm}), which read and write the
+ * activations in place. Everything else (double, other floating types, other block sizes, no Vector
+ * API) runs on the plain loops of {@link PackedKernels} in double precision and is cast back: a
+ * reference-grade fallback, not a fast path.
  */
 public final class PackedBlockLinear {
   private PackedBlockLinear() {}
@@ -74,13 +75,13 @@ public final class PackedBlockLinear {
     int n = (int) x.size(0);
     int cols = (int) layout.cols();
     INDArray y;
-    if (isDouble(p)) {
+    if (tiled(p, layout, x)) {
+      y = Nd4j.createUninitialized(DataType.FLOAT, n, cols);
+      PackedPanelGemm.forward(
+          x, floats(p), layout.blockSize(), layout.panelStarts(), layout.slotBlockRows(), y);
+    } else {
       double[] ya = new double[n * cols];
       PackedKernels.forward(doubles(x), doubles(p), ya, n, layout);
-      y = Nd4j.createFromArray(ya).reshape('c', n, cols);
-    } else {
-      float[] ya = new float[n * cols];
-      PackedKernels.forward(floats(x), floats(p), ya, n, layout);
       y = Nd4j.createFromArray(ya).reshape('c', n, cols).castTo(p.dataType());
     }
     if (bias != null) {
@@ -109,32 +110,43 @@ public final class PackedBlockLinear {
     int n = (int) x.size(0);
     int rows = (int) layout.rows();
     int len = (int) layout.packedLength();
-    if (isDouble(p)) {
-      double[] dya = doubles(dy);
-      double[] dv = new double[len];
-      PackedKernels.weightGrad(doubles(x), dya, dv, n, layout);
+    if (tiled(p, layout, x, dy)) {
+      float[] dv = new float[len];
+      INDArray dx = inputGrad ? Nd4j.createUninitialized(DataType.FLOAT, n, rows) : null;
+      PackedPanelGemm.backward(
+          x,
+          floats(p),
+          layout.blockSize(),
+          layout.blockRows(),
+          layout.panelStarts(),
+          layout.slotBlockRows(),
+          dy,
+          dx,
+          dv);
       assignTo(dp, Nd4j.createFromArray(dv));
-      if (!inputGrad) {
-        return null;
-      }
-      double[] dx = new double[n * rows];
-      PackedKernels.inputGrad(dya, doubles(p), dx, n, layout);
-      return Nd4j.createFromArray(dx).reshape('c', n, rows);
+      return dx;
     }
-    float[] dya = floats(dy);
-    float[] dv = new float[len];
-    PackedKernels.weightGrad(floats(x), dya, dv, n, layout);
+    double[] dya = doubles(dy);
+    double[] dv = new double[len];
+    PackedKernels.weightGrad(doubles(x), dya, dv, n, layout);
     assignTo(dp, Nd4j.createFromArray(dv));
     if (!inputGrad) {
       return null;
     }
-    float[] dx = new float[n * rows];
-    PackedKernels.inputGrad(dya, floats(p), dx, n, layout);
+    double[] dx = new double[n * rows];
+    PackedKernels.inputGrad(dya, doubles(p), dx, n, layout);
     return Nd4j.createFromArray(dx).reshape('c', n, rows).castTo(p.dataType());
   }
 
-  private static boolean isDouble(INDArray p) {
-    return p.dataType() == DataType.DOUBLE;
+  /**
+   * Whether the register-blocked kernels of {@link PackedPanelGemm} serve this call: float values
+   * and activations, a block size that is a multiple of the vector length. They read and write the
+   * activations in place, tile by tile; the loops of {@link PackedKernels} remain for double and
+   * other block sizes.
+   */
+  private static boolean tiled(INDArray p, PackedLayout layout, INDArray... activations) {
+    return p.dataType() == DataType.FLOAT
+        && PackedPanelGemm.applies(layout.blockSize(), activations);
   }
 
   /** The values of a (any order, any view) array row-major as a Java array. */
@@ -148,11 +160,13 @@ public final class PackedBlockLinear {
     }
   }
 
+  /** The values of any floating array (any order, any view) row-major as doubles. */
   private static double[] doubles(INDArray a) {
     try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray d = a.dup('c');
+      INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
+      INDArray d = c.dup('c');
       double[] out = d.data().asDouble();
-      release(d);
+      release(d, c == a ? null : c);
       return out;
     }
   }

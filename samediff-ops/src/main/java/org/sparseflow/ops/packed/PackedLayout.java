@@ -96,6 +96,17 @@ public final class PackedLayout {
    *     index is out of range or repeated, or no block is kept
    */
   public static PackedLayout of(long rows, long cols, int blockSize, int[] keptRowMajor) {
+    return new PackedLayout(rows, cols, blockSize, validated(rows, cols, blockSize, keptRowMajor));
+  }
+
+  /**
+   * The checks of {@link #of(long, long, int, int[])} without building the layout's index tables:
+   * returns the kept-block indices ascending (a copy), so configurations can be validated cheaply
+   * as often as DL4J asks.
+   *
+   * @throws IllegalArgumentException as {@link #of(long, long, int, int[])} does
+   */
+  public static int[] validated(long rows, long cols, int blockSize, int[] keptRowMajor) {
     if (blockSize < 1) {
       throw new IllegalArgumentException(
           "blockSize = " + blockSize + " is not allowed; allowed: >= 1");
@@ -134,7 +145,7 @@ public final class PackedLayout {
                 + ")");
       }
     }
-    return new PackedLayout(rows, cols, blockSize, sorted);
+    return sorted;
   }
 
   /** The layout of a block mask's kept blocks. */
@@ -207,6 +218,16 @@ public final class PackedLayout {
   /** First packed block of panel (block column) j; {@code panelStart(blockCols())} = total. */
   public int panelStart(int j) {
     return panelStart[j];
+  }
+
+  /** panelStart(0 .. blockCols()) as one array (shared: do not modify). */
+  int[] panelStarts() {
+    return panelStart;
+  }
+
+  /** The block row of every packed slot, in packed order (shared: do not modify). */
+  int[] slotBlockRows() {
+    return panelRows;
   }
 
   /** Block row of the packed block at {@code slot}. */

@@ -1,6 +1,5 @@
 package org.sparseflow.ops.packed;
 
-import java.lang.reflect.Array;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
@@ -19,9 +18,9 @@ final class Parallel {
     void run(int r0, int r1);
   }
 
-  /** A body over rows [r0, r1) accumulating into its own array acc (float[] or double[]). */
+  /** A body over rows [r0, r1) accumulating into its own array acc. */
   interface Reduce {
-    void run(int r0, int r1, Object acc);
+    void run(int r0, int r1, double[] acc);
   }
 
   private static final int MIN_ROWS = 32;
@@ -48,19 +47,19 @@ final class Parallel {
     }
   }
 
-  /** Runs body per chunk into a private zeroed copy of out's type, then adds every copy to out. */
-  static void reduce(int n, int length, Reduce body, Object out) {
+  /** Runs body per chunk into a private zeroed array, then adds every array to out in order. */
+  static void reduce(int n, int length, Reduce body, double[] out) {
     int k = chunks(n);
     if (k == 1) {
       body.run(0, n, out);
       return;
     }
-    Object[] parts = new Object[k];
+    double[][] parts = new double[k][];
     List<ForkJoinTask<?>> tasks = new ArrayList<>();
     for (int t = 0; t < k; t++) {
       int r0 = (int) ((long) n * t / k);
       int r1 = (int) ((long) n * (t + 1) / k);
-      Object acc = t == 0 ? out : Array.newInstance(out.getClass().getComponentType(), length);
+      double[] acc = t == 0 ? out : new double[length];
       parts[t] = acc;
       tasks.add(ForkJoinPool.commonPool().submit(() -> body.run(r0, r1, acc)));
     }
@@ -68,17 +67,9 @@ final class Parallel {
       t.join();
     }
     for (int t = 1; t < k; t++) {
-      if (out instanceof float[] o) {
-        float[] p = (float[]) parts[t];
-        for (int i = 0; i < length; i++) {
-          o[i] += p[i];
-        }
-      } else {
-        double[] o = (double[]) out;
-        double[] p = (double[]) parts[t];
-        for (int i = 0; i < length; i++) {
-          o[i] += p[i];
-        }
+      double[] p = parts[t];
+      for (int i = 0; i < length; i++) {
+        out[i] += p[i];
       }
     }
   }
