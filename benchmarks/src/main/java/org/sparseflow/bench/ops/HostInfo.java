@@ -1,6 +1,8 @@
 package org.sparseflow.bench.ops;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -13,7 +15,8 @@ import org.sparseflow.ops.matmul.VectorSupport;
  * reports plus {@code OPENBLAS_CORETYPE} when it is set (it forces OpenBLAS's kernels, e.g. Haswell
  * AVX2 kernels on an AVX-512 machine), and which block-sparse kernel ran ({@code
  * kernel=vector<lanes>} for the JDK Vector API one, {@code kernel=blas} without {@code
- * --add-modules jdk.incubator.vector}).
+ * --add-modules jdk.incubator.vector}). When the JVM runs with {@code -XX:UseAVX=2} or lower on an
+ * AVX-512 host (to emulate an AVX2-only host), the ISA reads e.g. {@code avx512_jvm_avx2}.
  */
 final class HostInfo {
 
@@ -46,6 +49,10 @@ final class HostInfo {
       if (core != null && !core.isBlank()) {
         blas += "(coretype=" + core.trim() + ")";
       }
+      String useAvx = useAvx();
+      if (isa.equals("avx512") && useAvx != null && !useAvx.equals("3")) {
+        isa += useAvx.equals("2") ? "_jvm_avx2" : "_jvm_useavx" + useAvx;
+      }
       String kernel = VectorSupport.AVAILABLE ? "vector" + VectorSupport.lanes() : "blas";
       cached =
           "cpu="
@@ -58,5 +65,16 @@ final class HostInfo {
               + kernel;
     }
     return cached;
+  }
+
+  /** The HotSpot {@code UseAVX} level, or null where the JVM does not report it. */
+  private static String useAvx() {
+    try {
+      return ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+          .getVMOption("UseAVX")
+          .getValue();
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 }
