@@ -1,7 +1,10 @@
 package org.sparseflow.ops;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
+import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 
@@ -45,6 +48,15 @@ public final class RawPointers {
     }
   }
 
+  private static final class B extends BytePointer {
+    B span(long addr, long length) {
+      address = addr;
+      limit = length;
+      capacity = length;
+      return this;
+    }
+  }
+
   private static final ThreadLocal<F[]> FLOATS =
       ThreadLocal.withInitial(() -> new F[] {new F(), new F(), new F()});
   private static final ThreadLocal<D[]> DOUBLES =
@@ -72,5 +84,14 @@ public final class RawPointers {
   /** As {@link #floatBuffer}, for doubles. */
   public static DoubleBuffer doubleBuffer(long address, long length) {
     return new D().span(address, length).asBuffer();
+  }
+
+  /**
+   * A native-order byte buffer over {@code bytes} bytes of native memory at {@code address}, for
+   * Vector API loops that load and store lanes directly ({@code FloatVector.fromByteBuffer}); the
+   * same lifetime rule as {@link #floatBuffer}.
+   */
+  public static ByteBuffer byteBuffer(long address, long bytes) {
+    return new B().span(address, bytes).asBuffer().order(ByteOrder.nativeOrder());
   }
 }

@@ -1,6 +1,7 @@
 package org.sparseflow.bench.mst;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -32,12 +33,13 @@ import picocli.CommandLine.Option;
  *   java -jar benchmarks/target/sparseflow-benchmarks.jar graph-step [--steps 20] [--sparsity
  * 0.885]
  *        [--attention local:16] [--variants dense,block16] [--format nwc|ncw]
- *        [--model graph|samediff]
+ *        [--model graph|samediff] [--fuse default|none|...|all]
  * </pre>
  *
- * Prints {@code RESULT graph-step <variant> model=... median_ms=... min_ms=... cpu_median_ms=...}
- * (process CPU time, all threads; the first 3 steps are warm-up and excluded) and, with both
- * variants, {@code RESULT graph-step speedup model=... median=... min=...}.
+ * Prints {@code RESULT graph-step <variant> model=... median_ms=... min_ms=... cpu_median_ms=...
+ * thread_cpu_median_ms=... thread_cpu_min_ms=...} (process CPU time, all threads, and CPU time of
+ * the thread running the step; the first 3 steps are warm-up and excluded) and, with both variants,
+ * {@code RESULT graph-step speedup model=... median=... min=...}.
  */
 @Command(
     name = "graph-step",
@@ -78,6 +80,14 @@ public final class GraphStepBenchmark {
           "samediff only: masks and cached block layouts from a fixed-mask MstListener instead of"
               + " each op reading its mask input per call")
   boolean cachedLayouts;
+
+  @Option(
+      names = "--fuse",
+      paramLabel = "WHAT",
+      description =
+          "samediff only, block16 variant: the Sparsify config's fuse section: default (the"
+              + " config default), none, layerNorm, gelu, biasAdd, layerNorm+gelu or all")
+  String fuse = "default";
 
   @Option(
       names = "--op-profile",
@@ -124,17 +134,27 @@ public final class GraphStepBenchmark {
     double[] medians = new double[2];
     double[] mins = new double[2];
     double[] cpuMedians = new double[2];
+    double[] threadMedians = new double[2];
+    double[] threadMins = new double[2];
     OpProfile profile = null;
     for (String v : variants) {
       double[][] t =
           model.equals("samediff")
               ? SameDiffStep.run(
-                  v, steps, sparsity, attention, cachedLayouts, profile = newProfile())
+                  v,
+                  steps,
+                  sparsity,
+                  attention,
+                  cachedLayouts,
+                  profile = newProfile(),
+                  SameDiffStep.fuse(fuse))
               : run(v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
       double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
       Arrays.sort(tail);
       Arrays.sort(cpuTail);
+      double[] threadTail = Arrays.copyOfRange(t[2], 3, t[2].length);
+      Arrays.sort(threadTail);
       int k = v.equals("dense") ? 0 : 1;
       if (profile != null) {
         for (String line : profile.report(steps - 3, 14)) {
@@ -144,34 +164,42 @@ public final class GraphStepBenchmark {
       medians[k] = tail[tail.length / 2];
       mins[k] = tail[0];
       cpuMedians[k] = cpuTail[cpuTail.length / 2];
+      threadMedians[k] = threadTail[threadTail.length / 2];
+      threadMins[k] = threadTail[0];
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step %s model=%s steps=%d median_ms=%.1f min_ms=%.1f cpu_median_ms=%.1f%s"
-              + " threads=%s load=%.2f%n",
+          "RESULT graph-step %s model=%s steps=%d median_ms=%.1f min_ms=%.1f cpu_median_ms=%.1f"
+              + " thread_cpu_median_ms=%.1f thread_cpu_min_ms=%.1f%s threads=%s load=%.2f%n",
           v,
           model,
           steps,
           medians[k],
           mins[k],
           cpuMedians[k],
+          threadMedians[k],
+          threadMins[k],
           v.equals("dense")
               ? ""
               : " sparsity="
                   + sparsity
                   + " attention="
                   + attention
-                  + (cachedLayouts ? " layouts=cached" : ""),
+                  + (cachedLayouts ? " layouts=cached" : "")
+                  + (model.equals("samediff") ? " fuse=" + fuse : ""),
           System.getenv("OMP_NUM_THREADS") + " format=" + format,
           ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
     if (variants.size() == 2) {
       System.out.printf(
           Locale.ROOT,
-          "RESULT graph-step speedup model=%s median=%.2f min=%.2f cpu_median=%.2f%n",
+          "RESULT graph-step speedup model=%s median=%.2f min=%.2f cpu_median=%.2f"
+              + " thread_cpu_median=%.2f thread_cpu_min=%.2f%n",
           model,
           medians[0] / medians[1],
           mins[0] / mins[1],
-          cpuMedians[0] / cpuMedians[1]);
+          cpuMedians[0] / cpuMedians[1],
+          threadMedians[0] / threadMedians[1],
+          threadMins[0] / threadMins[1]);
     }
   }
 
@@ -188,6 +216,8 @@ public final class GraphStepBenchmark {
   private OpProfile newProfile() {
     return opProfile ? new OpProfile() : null;
   }
+
+  private static final ThreadMXBean THREADS = SameDiffStep.THREADS;
 
   private static long processCpuNanos() {
     return SameDiffStep.processCpuNanos();
@@ -223,14 +253,17 @@ public final class GraphStepBenchmark {
         new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     double[] ms = new double[steps];
     double[] cpu = new double[steps];
+    double[] threadCpu = new double[steps];
     for (int s = 0; s < steps; s++) {
       MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);
       long t0 = System.nanoTime();
       long c0 = processCpuNanos();
+      long tc0 = THREADS.getCurrentThreadCpuTime();
       net.fit(ds);
       ms[s] = (System.nanoTime() - t0) / 1e6;
       cpu[s] = (processCpuNanos() - c0) / 1e6;
+      threadCpu[s] = (THREADS.getCurrentThreadCpuTime() - tc0) / 1e6;
     }
-    return new double[][] {ms, cpu};
+    return new double[][] {ms, cpu, threadCpu};
   }
 }

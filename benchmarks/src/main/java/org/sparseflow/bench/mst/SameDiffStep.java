@@ -2,6 +2,7 @@ package org.sparseflow.bench.mst;
 
 import com.sun.management.OperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -15,6 +16,7 @@ import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.FuseSettings;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.mst.MstListener;
@@ -29,6 +31,9 @@ import org.sparseflow.mst.core.SparsitySchedule;
  */
 final class SameDiffStep {
   private SameDiffStep() {}
+
+  /** CPU time of the calling thread: the step's own work, without GC / JIT threads or waits. */
+  static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
   /** SameDiffGpt's 24 attention/MLP weights (embeddings, norms and the head stay dense). */
   static final String WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
@@ -45,6 +50,28 @@ final class SameDiffStep {
     sc.setAttention(
         new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
     return sc;
+  }
+
+  /**
+   * The {@code fuse} section for {@code --fuse}: "default" (null: the config default), "none",
+   * "layerNorm", "gelu", "biasAdd", "layerNorm+gelu" or "all".
+   */
+  static FuseSettings fuse(String what) {
+    return switch (what) {
+      case "default" -> null;
+      case "none" -> FuseSettings.none();
+      case "layerNorm" -> new FuseSettings(true, false, false);
+      case "gelu" -> new FuseSettings(false, true, false);
+      case "biasAdd" -> new FuseSettings(false, false, true);
+      case "layerNorm+gelu" -> new FuseSettings(true, true, false);
+      case "all" -> new FuseSettings(true, true, true);
+      default ->
+          throw new IllegalArgumentException(
+              "--fuse = "
+                  + what
+                  + " is not allowed; allowed: default, none, layerNorm, gelu, biasAdd,"
+                  + " layerNorm+gelu, all");
+    };
   }
 
   /** CPU time of this process, all threads (0 where the JVM cannot tell). */
@@ -103,6 +130,18 @@ final class SameDiffStep {
       String attention,
       boolean cachedLayouts,
       OpProfile profile) {
+    return run(variant, steps, sparsity, attention, cachedLayouts, profile, null);
+  }
+
+  /** As above, with the sparse variant's {@code fuse} section (null: the config default). */
+  static double[][] run(
+      String variant,
+      int steps,
+      double sparsity,
+      String attention,
+      boolean cachedLayouts,
+      OpProfile profile,
+      FuseSettings fuse) {
     Corpus corpus = Corpus.bundled();
     CharTokenizer tok = CharTokenizer.fit(corpus.text());
     TokenSplit split =
@@ -111,7 +150,9 @@ final class SameDiffStep {
     GptConfig c = MstVariants.gptMini(tok.vocabSize());
     SameDiff sd = SameDiffGpt.build(c, 1e-3);
     if (!variant.equals("dense")) {
-      Sparsify.apply(sparsity("block16", sparsity, attention), sd);
+      SparsityConfig sc = sparsity("block16", sparsity, attention);
+      sc.setFuse(fuse);
+      Sparsify.apply(sc, sd);
       if (cachedLayouts) {
         new MstListener(staticConfig(sparsity, attention, steps)).addTo(sd);
       }
@@ -123,6 +164,7 @@ final class SameDiffStep {
     }
     double[] ms = new double[steps];
     double[] cpu = new double[steps];
+    double[] threadCpu = new double[steps];
     for (int s = 0; s < steps; s++) {
       int[][] w = sampler.windows(s);
       DataSet ds =
@@ -133,10 +175,12 @@ final class SameDiffStep {
       }
       long t0 = System.nanoTime();
       long c0 = processCpuNanos();
+      long tc0 = THREADS.getCurrentThreadCpuTime();
       sd.fit(ds);
       ms[s] = (System.nanoTime() - t0) / 1e6;
       cpu[s] = (processCpuNanos() - c0) / 1e6;
+      threadCpu[s] = (THREADS.getCurrentThreadCpuTime() - tc0) / 1e6;
     }
-    return new double[][] {ms, cpu};
+    return new double[][] {ms, cpu, threadCpu};
   }
 }

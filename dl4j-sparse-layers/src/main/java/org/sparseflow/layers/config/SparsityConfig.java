@@ -28,15 +28,16 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * keepLastDense: true         # last layer(s), counted the same way
  * attention: {pattern: "local:16+strided:16", blockSize: 16, layers: [".*"], replaceSelfAttention:
  * false}
+ * fuse: {layerNorm: true, gelu: true, biasAdd: true}  # SameDiff op fusion (FuseSettings)
  * mst: {...}                  # opaque, owned by the mst-scheduler
  * </pre>
  *
  * Regexes are matched with {@link java.util.regex.Matcher#matches()} (whole name). Validation
- * happens in {@link Builder#build()} and when a document is parsed ({@link #validate(String)});
- * errors are {@link IllegalArgumentException}s naming the source, field, value and what is allowed.
- * Load with {@link #fromYaml}, {@link #fromJson}, {@link #load(Path)}, {@link #load(InputStream,
- * String)} or {@link #resolve()} (system property {@value #SYSTEM_PROPERTY}, env {@value
- * #ENV_VARIABLE}, classpath {@value #CLASSPATH_RESOURCE}).
+ * happens in {@link SparsityConfigBuilder#build()} and when a document is parsed ({@link
+ * #validate(String)}); errors are {@link IllegalArgumentException}s naming the source, field, value
+ * and what is allowed. Load with {@link #fromYaml}, {@link #fromJson}, {@link #load(Path)}, {@link
+ * #load(InputStream, String)} or {@link #resolve()} (system property {@value #SYSTEM_PROPERTY}, env
+ * {@value #ENV_VARIABLE}, classpath {@value #CLASSPATH_RESOURCE}).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({
@@ -51,6 +52,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
   "keepFirstDense",
   "keepLastDense",
   "attention",
+  "fuse",
   "mst"
 })
 public class SparsityConfig {
@@ -84,13 +86,14 @@ public class SparsityConfig {
   private boolean keepFirstDense = true;
   private boolean keepLastDense = true;
   private AttentionSettings attention;
+  private FuseSettings fuse;
   private JsonNode mst;
 
   /** Jackson constructor: the defaults above. */
   public SparsityConfig() {}
 
-  public static Builder builder() {
-    return new Builder();
+  public static SparsityConfigBuilder builder() {
+    return new SparsityConfigBuilder();
   }
 
   // ---------------------------------------------------------------- bean accessors (Jackson)
@@ -197,6 +200,20 @@ public class SparsityConfig {
     this.attention = attention;
   }
 
+  /** The {@code fuse} section as written; null when absent (see {@link #fuseOrDefault()}). */
+  public FuseSettings getFuse() {
+    return fuse;
+  }
+
+  public void setFuse(FuseSettings fuse) {
+    this.fuse = fuse;
+  }
+
+  /** The {@code fuse} section, or {@link FuseSettings#defaults()} when absent. */
+  public FuseSettings fuseOrDefault() {
+    return fuse == null ? FuseSettings.defaults() : fuse.copy();
+  }
+
   /** Opaque MST section (schema owned by the mst-scheduler); null when absent. */
   public JsonNode getMst() {
     return mst;
@@ -265,6 +282,7 @@ public class SparsityConfig {
     c.keepFirstDense = keepFirstDense;
     c.keepLastDense = keepLastDense;
     c.attention = attention == null ? null : attention.copy();
+    c.fuse = fuse == null ? null : fuse.copy();
     c.mst = mst == null ? null : mst.deepCopy();
     return c;
   }
@@ -344,6 +362,7 @@ public class SparsityConfig {
         && Objects.equals(include, c.include)
         && Objects.equals(exclude, c.exclude)
         && Objects.equals(attention, c.attention)
+        && Objects.equals(fuse, c.fuse)
         && Objects.equals(mst, c.mst);
   }
 
@@ -361,6 +380,7 @@ public class SparsityConfig {
         keepFirstDense,
         keepLastDense,
         attention,
+        fuse,
         mst);
   }
 
@@ -388,102 +408,10 @@ public class SparsityConfig {
         + keepLastDense
         + ", attention="
         + attention
+        + ", fuse="
+        + fuse
         + ", mst="
         + mst
         + "}";
-  }
-
-  // ---------------------------------------------------------------- builder
-  /** DL4J-style builder; {@link #build()} validates. */
-  public static final class Builder {
-    private final SparsityConfig c = new SparsityConfig();
-
-    public Builder pattern(String pattern) {
-      c.pattern = pattern;
-      return this;
-    }
-
-    /** {@value #STORAGE_MASKED} (default) or {@value #STORAGE_PACKED}. */
-    public Builder storage(String storage) {
-      c.storage = storage;
-      return this;
-    }
-
-    public Builder sparsity(double sparsity) {
-      c.sparsity = sparsity;
-      return this;
-    }
-
-    /** Convenience: sparsity = 1 - density. */
-    public Builder density(double density) {
-      c.sparsity = 1.0 - density;
-      return this;
-    }
-
-    public Builder distribution(DensityDistribution d) {
-      c.distribution = d;
-      return this;
-    }
-
-    public Builder initialMask(InitialMask m) {
-      c.initialMask = m;
-      return this;
-    }
-
-    public Builder seed(long seed) {
-      c.seed = seed;
-      return this;
-    }
-
-    public Builder include(String... regexes) {
-      c.include = new ArrayList<>(List.of(regexes));
-      return this;
-    }
-
-    public Builder exclude(String... regexes) {
-      c.exclude = new ArrayList<>(List.of(regexes));
-      return this;
-    }
-
-    /** Adds to the default excludes instead of replacing them. */
-    public Builder addExclude(String... regexes) {
-      c.exclude.addAll(List.of(regexes));
-      return this;
-    }
-
-    public Builder keepFirstDense(boolean b) {
-      c.keepFirstDense = b;
-      return this;
-    }
-
-    public Builder keepLastDense(boolean b) {
-      c.keepLastDense = b;
-      return this;
-    }
-
-    public Builder attention(AttentionSettings a) {
-      c.attention = a;
-      return this;
-    }
-
-    public Builder attention(
-        String pattern, int blockSize, boolean replaceSelfAttention, String... layerRegexes) {
-      c.attention =
-          new AttentionSettings(
-              pattern,
-              blockSize,
-              layerRegexes.length == 0 ? List.of(".*") : List.of(layerRegexes),
-              replaceSelfAttention);
-      return this;
-    }
-
-    public Builder mst(JsonNode mst) {
-      c.mst = mst;
-      return this;
-    }
-
-    public SparsityConfig build() {
-      return c.copy().validate("<builder>");
-    }
   }
 }

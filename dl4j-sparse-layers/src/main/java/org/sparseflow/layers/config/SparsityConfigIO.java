@@ -161,6 +161,6 @@ final class SparsityConfigIO {
 
   private static String knownFields() {
     return "[pattern, sparsity, distribution, initialMask, seed, include, exclude, keepFirstDense,"
-        + " keepLastDense, attention, mst]";
+        + " keepLastDense, attention, fuse, mst]";
   }
 }

@@ -10,12 +10,14 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.impl.transforms.strict.GELU;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.fused.GeluMath;
 
 /**
  * DL4J's default GELU, {@code gelu(z) = z * sigmoid(1.702 z)} ({@link ActivationGELU} with precise
  * = false; the sigmoid approximation of Hendrycks and Gimpel, arXiv 1606.08415, section 2), with a
  * backward pass that needs no transcendental function: with {@code s = sigmoid(1.702 z) = gelu(z) /
- * z} recovered from the kept forward output, {@code gelu'(z) = s + 1.702 z s (1 - s)}.
+ * z} recovered from the kept forward output, {@code gelu'(z) = s + 1.702 z s (1 - s)} (the loops
+ * are {@link GeluMath}'s, shared with the fused SameDiff GELU op).
  *
  * <p>Why: ND4J's GELU derivative op evaluates {@code exp} through {@code pow} for every element and
  * then multiplies by the incoming gradient in a second pass; on the gpt-mini block-sparse step that
@@ -24,10 +26,6 @@ import org.sparseflow.ops.NativeAddress;
  * op is slower).
  */
 final class GeluKernels {
-  // libnd4j's GELU and GELU-derivative ops use the float constant 1.702f in both precisions; so do
-  // we
-  private static final double K = 1.702f;
-
   private GeluKernels() {}
 
   /** True for the activation these kernels compute (DL4J's non-precise GELU). */
@@ -42,11 +40,6 @@ final class GeluKernels {
     INDArray a = Nd4j.createUninitialized(z.dataType(), z.shape(), z.ordering());
     Nd4j.getExecutioner().exec(new GELU(z, a));
     return a;
-  }
-
-  /** s = gelu(z) / z, the sigmoid (1/2 at z = 0, where gelu(z) / z is 0 / 0). */
-  private static double sigmoidOf(double z, double a) {
-    return z != 0.0 ? a / z : 0.5;
   }
 
   /**
@@ -82,10 +75,7 @@ final class GeluKernels {
           address = ea;
         }
       }.get(ev, 0, n);
-      for (int i = 0; i < n; i++) {
-        double si = sigmoidOf(zv[i], sv[i]);
-        ev[i] *= si + K * zv[i] * si * (1.0 - si);
-      }
+      GeluMath.backward(zv, sv, ev, n);
       new DoublePointer() {
         {
           address = oa;
@@ -117,12 +107,7 @@ final class GeluKernels {
           address = ea;
         }
       }.get(ev, 0, n);
-      final float k = (float) K;
-      for (int i = 0; i < n; i++) {
-        float zi = zv[i];
-        float si = zi != 0f ? sv[i] / zi : 0.5f;
-        ev[i] *= si + k * zi * si * (1.0f - si);
-      }
+      GeluMath.backward(zv, sv, ev, n);
       new FloatPointer() {
         {
           address = oa;

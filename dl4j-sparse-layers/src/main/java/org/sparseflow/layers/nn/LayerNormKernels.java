@@ -267,46 +267,6 @@ final class LayerNormKernels {
     }
   }
 
-  /**
-   * Float rows [nR][nC] forward: y in place of x, xhat into {@code xh} and 1/sigma per row into
-   * {@code inv} (kept for {@link #backwardFloatRows}).
-   */
-  static void forwardFloatRows(
-      float[] x, float[] xh, float[] inv, float[] g, float[] bb, double eps, int nR, int nC) {
-    for (int r = 0; r < nR; r++) {
-      int o = r * nC;
-      float m = sumDeviations(x, o, nC, 0f, false) / nC;
-      float iv = (float) (1.0 / Math.sqrt(sumDeviations(x, o, nC, m, true) / nC + eps));
-      inv[r] = iv;
-      for (int c = 0; c < nC; c++) {
-        float h = (x[o + c] - m) * iv;
-        xh[o + c] = h;
-        x[o + c] = g[c] * h + bb[c]; // y, in place of x
-      }
-    }
-  }
-
-  /**
-   * Float rows backward from the kept forward state: dx in place of dy, dx = inv / n * (n * dxhat -
-   * sum(dxhat) - xhat * sum(dxhat o xhat)) per row; dg and db accumulate per feature.
-   */
-  static void backwardFloatRows(
-      float[] dy, float[] xh, float[] inv, float[] g, double[] dg, double[] db, int nR, int nC) {
-    for (int r = 0; r < nR; r++) {
-      int o = r * nC;
-      for (int c = 0; c < nC; c++) {
-        float d = dy[o + c];
-        dg[c] += d * xh[o + c];
-        db[c] += d;
-      }
-      float sumD = dot(dy, g, null, o, nC), sumDX = dot(dy, g, xh, o, nC);
-      float k = inv[r] / nC;
-      for (int c = 0; c < nC; c++) {
-        dy[o + c] = k * (nC * dy[o + c] * g[c] - sumD - xh[o + c] * sumDX); // dx, in place of dy
-      }
-    }
-  }
-
   /** The elements of a contiguous FLOAT array into {@code into}. */
   static float[] read(INDArray a, float[] into) {
     long addr = NativeAddress.of(a);
@@ -328,45 +288,6 @@ final class LayerNormKernels {
       }
     }.put(values, 0, (int) out.length());
     return out;
-  }
-
-  // Row reductions with four independent accumulators: a single running sum is one dependent add
-  // per element (the
-  // JIT keeps floating-point sums in order and does not vectorise them), four chains run in
-  // parallel.
-
-  /** sum over c of a[o + c] - m, or of its square. */
-  private static float sumDeviations(float[] a, int o, int n, float m, boolean squared) {
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int c = 0;
-    for (; c + 3 < n; c += 4) {
-      float d0 = a[o + c] - m, d1 = a[o + c + 1] - m, d2 = a[o + c + 2] - m, d3 = a[o + c + 3] - m;
-      s0 += squared ? d0 * d0 : d0;
-      s1 += squared ? d1 * d1 : d1;
-      s2 += squared ? d2 * d2 : d2;
-      s3 += squared ? d3 * d3 : d3;
-    }
-    for (; c < n; c++) {
-      float d = a[o + c] - m;
-      s0 += squared ? d * d : d;
-    }
-    return (s0 + s1) + (s2 + s3);
-  }
-
-  /** sum over c of a[o + c] * g[c] (* h[o + c] when h is given). */
-  private static float dot(float[] a, float[] g, float[] h, int o, int n) {
-    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int c = 0;
-    for (; c + 3 < n; c += 4) {
-      s0 += a[o + c] * g[c] * (h == null ? 1f : h[o + c]);
-      s1 += a[o + c + 1] * g[c + 1] * (h == null ? 1f : h[o + c + 1]);
-      s2 += a[o + c + 2] * g[c + 2] * (h == null ? 1f : h[o + c + 2]);
-      s3 += a[o + c + 3] * g[c + 3] * (h == null ? 1f : h[o + c + 3]);
-    }
-    for (; c < n; c++) {
-      s0 += a[o + c] * g[c] * (h == null ? 1f : h[o + c]);
-    }
-    return (s0 + s1) + (s2 + s3);
   }
 
   /**

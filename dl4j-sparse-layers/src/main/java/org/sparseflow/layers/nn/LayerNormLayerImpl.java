@@ -13,6 +13,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.layers.nn.LayerNormKernels.View;
+import org.sparseflow.ops.fused.RowNorm;
 
 /**
  * Implementation of {@link LayerNormLayer}: the DL4J glue (input checks, workspaces, gradients, the
@@ -85,8 +86,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
       invBuffer = new float[nR];
     }
     float[] g = getParam("g").toFloatVector(), bb = getParam("b").toFloatVector();
-    LayerNormKernels.forwardFloatRows(
-        x, xhatBuffer, invBuffer, g, bb, layerConf().getEps(), nR, nC);
+    RowNorm.forwardFloatRows(x, xhatBuffer, invBuffer, g, bb, layerConf().getEps(), nR, nC);
     if (training) {
       rowCache.put(input, new RowState(xhatBuffer, invBuffer));
     }
@@ -98,7 +98,7 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     int nC = (int) layerConf().getNIn(), n = (int) input.length(), nR = n / nC;
     float[] dy = LayerNormKernels.read(epsilon, LayerNormKernels.floats(1, n));
     double[] dg = new double[nC], db = new double[nC];
-    LayerNormKernels.backwardFloatRows(
+    RowNorm.backwardFloatRows(
         dy, st.xhat(), st.inv(), getParam("g").toFloatVector(), dg, db, nR, nC);
     return gradients(dg, db, LayerNormKernels.write(dy, input.shape()), mgr);
   }

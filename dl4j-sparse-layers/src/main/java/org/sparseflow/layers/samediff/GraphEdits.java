@@ -71,23 +71,40 @@ final class GraphEdits {
       if (!sd.getVariables().containsKey(name) || op.getOutputsOfOp().contains(name)) {
         continue;
       }
-      String fresh = name + "_op";
-      for (int i = 1; sd.getOps().containsKey(fresh) || sd.getVariables().containsKey(fresh); i++) {
-        fresh = name + "_op" + i;
+      rename(sd, op);
+    }
+  }
+
+  /**
+   * Gives the op named {@code name}, if any, a fresh name, so that a variable can take that name
+   * ({@code SameDiff.updateVariableNameAndReference} refuses names that an op holds; a rewrite that
+   * removes an op and builds new ones can get the removed op's name back from SameDiff).
+   */
+  static void freeOpName(SameDiff sd, String name) {
+    SameDiffOp op = sd.getOps().get(name);
+    if (op != null) {
+      rename(sd, op);
+    }
+  }
+
+  private static void rename(SameDiff sd, SameDiffOp op) {
+    String name = op.getName();
+    String fresh = name + "_op";
+    for (int i = 1; sd.getOps().containsKey(fresh) || sd.getVariables().containsKey(fresh); i++) {
+      fresh = name + "_op" + i;
+    }
+    sd.getOps().remove(name);
+    op.setName(fresh);
+    op.getOp().setOwnName(fresh);
+    sd.getOps().put(fresh, op);
+    for (String in : op.getInputsToOp()) {
+      List<String> users = sd.getVariables().get(in).getInputsForOp();
+      if (users != null) {
+        users.replaceAll(u -> u.equals(name) ? op.getName() : u);
       }
-      sd.getOps().remove(name);
-      op.setName(fresh);
-      op.getOp().setOwnName(fresh);
-      sd.getOps().put(fresh, op);
-      for (String in : op.getInputsToOp()) {
-        List<String> users = sd.getVariables().get(in).getInputsForOp();
-        if (users != null) {
-          users.replaceAll(u -> u.equals(name) ? op.getName() : u);
-        }
-      }
-      for (String out : op.getOutputsOfOp()) {
-        sd.getVariables().get(out).setOutputOfOp(fresh);
-      }
+    }
+    for (String out : op.getOutputsOfOp()) {
+      sd.getVariables().get(out).setOutputOfOp(fresh);
     }
   }
 

@@ -12,12 +12,15 @@ import org.nd4j.linalg.api.ops.impl.shape.Transpose;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.samediff.FusedGeluOp;
+import org.sparseflow.ops.samediff.FusedLayerNormOp;
 import org.sparseflow.ops.samediff.SparseAttentionOp;
 import org.sparseflow.ops.samediff.SparseMatmulOp;
 
 /**
  * {@link SameDiffSparsifier#densify}: replaces the SparseFlow ops of a rewritten graph, in place,
- * by stock ops with identical outputs.
+ * by stock ops with identical outputs (fused layer-norm / GELU ops by ND4J's {@code layer_norm} /
+ * {@code gelu}).
  */
 final class SameDiffDensifier {
   private SameDiffDensifier() {}
@@ -35,6 +38,10 @@ final class SameDiffDensifier {
     for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
       if (op.getOp() instanceof SparseMatmulOp) {
         densifyMatmul(sd, op);
+      } else if (op.getOp() instanceof FusedLayerNormOp ln) {
+        densifyLayerNorm(sd, op, ln);
+      } else if (op.getOp() instanceof FusedGeluOp) {
+        densifyGelu(sd, op);
       } else if (op.getOp() instanceof SparseAttentionOp attention) {
         densifyAttention(sd, op, attention, seqLen);
       }
@@ -63,8 +70,60 @@ final class SameDiffDensifier {
             ? sd.tensorMmul(out + "_densified_mm", x, wv, new int[] {rank - 1}, new int[] {0})
             : sd.mmul(out + "_densified_mm", x, wv);
     if (in.size() > 3) {
-      y = y.add(out + "_densified_bias", sd.getVariable(in.get(3)));
+      // bias_add rather than add: a new op gets the first free name of its kind, and an "add" op
+      // named like a variable of the stale gradient function makes SameDiff's rename fail
+      y = sd.nn().biasAdd(out + "_densified_bias", y, sd.getVariable(in.get(3)), false);
     }
+    GraphEdits.freeOpName(sd, out);
+    sd.updateVariableNameAndReference(y, out);
+    GraphEdits.relink(sd, out, consumers);
+  }
+
+  private static void densifyLayerNorm(SameDiff sd, SameDiffOp op, FusedLayerNormOp ln) {
+    List<String> in = new ArrayList<>(op.getInputsToOp());
+    String out = op.getOutputsOfOp().get(0);
+    SDVariable x = sd.getVariable(in.get(0));
+    long[] shape = x.getShape();
+    int axis = ln.axis() >= 0 ? ln.axis() : shape == null ? -1 : shape.length - 1;
+    if (axis < 0) {
+      throw new IllegalArgumentException(
+          "fused layer-norm op '"
+              + op.getName()
+              + "': the rank of its input '"
+              + x.name()
+              + "' is not known (shape "
+              + Arrays.toString(shape)
+              + "); densify needs the last axis");
+    }
+    if (ln.eps() != 0.0) {
+      throw new IllegalArgumentException(
+          "fused layer-norm op '"
+              + op.getName()
+              + "' has eps = "
+              + ln.eps()
+              + "; densify allows only eps = 0 (ND4J's layer_norm has no epsilon)");
+    }
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    SDVariable y =
+        sd.nn()
+            .layerNorm(
+                out + "_densified_ln",
+                x,
+                sd.getVariable(in.get(1)),
+                sd.getVariable(in.get(2)),
+                false,
+                axis);
+    GraphEdits.freeOpName(sd, out);
+    sd.updateVariableNameAndReference(y, out);
+    GraphEdits.relink(sd, out, consumers);
+  }
+
+  private static void densifyGelu(SameDiff sd, SameDiffOp op) {
+    String z = op.getInputsToOp().get(0);
+    String out = op.getOutputsOfOp().get(0);
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    SDVariable y = sd.nn().gelu(out + "_densified_gelu", sd.getVariable(z));
+    GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }
@@ -130,6 +189,7 @@ final class SameDiffDensifier {
             .mul(base + "_scaled", attention.scale())
             .add(base + "_masked", sd.constant(base + "_mask", bias));
     SDVariable y = sd.mmul(base + "_pv", sd.nn().softmax(base + "_softmax", scores, 3), v);
+    GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);
     GraphEdits.relink(sd, out, consumers);
   }

@@ -26,7 +26,10 @@ import org.sparseflow.ops.samediff.SparseFlowOps;
  *       attention.pattern} is set and {@code attention.layers} matches the softmax output name;
  *       attention with a runtime mask is recognised and reported dense with the reason;
  *   <li>the masks of an attention's Q, K, V and output projections respect head boundaries ({@link
- *       HeadAwareMasks}).
+ *       HeadAwareMasks});
+ *   <li>by the config's {@code fuse} section, ND4J's {@code layer_norm} over the last axis and
+ *       {@code gelu} become the fused SparseFlow ops, and bias adds of sparse matmuls fold into
+ *       them ({@link FusionRewriter}).
  * </ul>
  *
  * Every trainable rank-2 weight and every recognised attention gets a report line. The graph is
@@ -48,6 +51,7 @@ public final class SameDiffSparsifier {
     List<Entry> entries = new ArrayList<>();
     List<AttentionSite> sites = AttentionRewriter.rewriteAttention(cfg, sd, entries);
     MatmulRewriter.rewriteMatmuls(cfg, sd, sites, entries);
+    FusionRewriter.rewrite(cfg, sd, entries);
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
     Set<String> reported = new HashSet<>();
     entries.forEach(e -> reported.add(e.name()));
@@ -56,10 +60,11 @@ public final class SameDiffSparsifier {
   }
 
   /**
-   * Replaces every sparse matmul by a plain matmul of its (already zero-filled) weight, and every
-   * sparse attention op by stock ops computing {@code softmax(scale Q K^T + bias) V} with a
-   * constant additive mask (0 where the op's layout computes a pair, -1e9 elsewhere) so that the
-   * result needs no SparseFlow op.
+   * Replaces every sparse matmul by a plain matmul of its (already zero-filled) weight, every fused
+   * layer-norm / GELU op by ND4J's {@code layer_norm} / {@code gelu}, and every sparse attention op
+   * by stock ops computing {@code softmax(scale Q K^T + bias) V} with a constant additive mask (0
+   * where the op's layout computes a pair, -1e9 elsewhere) so that the result needs no SparseFlow
+   * op.
    *
    * @param seqLen sequence length T of the attention inputs; {@code <= 0} reads it from the static
    *     shape of Q
