@@ -10,15 +10,18 @@ import java.nio.file.Path;
  * register only when it is a local: loops over arrays of accumulators spill. Generating them keeps
  * one definition of the arithmetic instead of a dozen hand-unrolled copies.
  *
- * <p>Each kernel computes, for rows r of a tile of C and columns 0 .. V * L (the tile's rows of A
- * are adjacent in memory: a token tile stored transposed, or activations read along a column):
+ * <p>Two families, both computing for rows r of a tile of C and columns 0 .. V * L:
  *
  * <pre>
- * C[cOff + r cRs + col] += sum_s a[aOff + idx[s] + r] b[bOff + s bSs + col]
+ * strided:     C[cOff + r cRs + col] += sum_s a[aOff + r aRs + idx[s]] b[bOff + s bSs + col]
+ * unit stride: C[cOff + r cRs + col] += sum_s a[aOff + idx[s] + r]     b[bOff + s bSs + col]
  * </pre>
  */
 public final class MicroKernelGenerator {
   private static final String PACKAGE = "org.sparseflow.ops.matmul";
+
+  /** Row x vector shapes of the strided kernels (VectorBlockKernels' dx path). */
+  private static final int[][] STRIDED = {{8, 2}, {4, 2}, {1, 2}, {16, 1}, {8, 1}, {1, 1}};
 
   /** Row x vector shapes of the unit-stride kernels (forward and weight gradient). */
   private static final int[][] UNIT = {
@@ -29,15 +32,24 @@ public final class MicroKernelGenerator {
     Path dir = Path.of(args[0], PACKAGE.split("\\."));
     Files.createDirectories(dir);
     write(
+        dir.resolve("StridedMicroKernels.java"),
+        "StridedMicroKernels",
+        "Strided micro-kernels: row r of A starts at aOff + r * aRs and is read at the\n"
+            + " * indices idx[s] (the kept rows of a block column, for dx = dy W^T).",
+        true,
+        STRIDED);
+    write(
         dir.resolve("UnitStrideMicroKernels.java"),
         "UnitStrideMicroKernels",
         "Unit-stride micro-kernels: the tile's rows of A are adjacent (a[aOff + idx[s] + r]),\n"
             + " * so the JIT merges the bounds checks of a row group's loads and they share cache\n"
             + " * lines (forward on a transposed token tile, and the weight gradient).",
+        false,
         UNIT);
   }
 
-  private static void write(Path file, String cls, String doc, int[][] shapes) throws IOException {
+  private static void write(Path file, String cls, String doc, boolean strided, int[][] shapes)
+      throws IOException {
     StringBuilder s = new StringBuilder();
     s.append("package ").append(PACKAGE).append(";\n\n");
     s.append("import jdk.incubator.vector.FloatVector;\n");
@@ -50,17 +62,20 @@ public final class MicroKernelGenerator {
     s.append("  private static final int L = VectorMicroKernel.L;\n\n");
     s.append("  private ").append(cls).append("() {}\n");
     for (int[] shape : shapes) {
-      kernel(s, shape[0], shape[1]);
+      kernel(s, strided, shape[0], shape[1]);
     }
     s.append("}\n");
     Files.writeString(file, s.toString(), StandardCharsets.UTF_8);
   }
 
-  private static void kernel(StringBuilder s, int rows, int vectors) {
+  private static void kernel(StringBuilder s, boolean strided, int rows, int vectors) {
     s.append("\n  /** ").append(rows).append(" row(s) by ").append(vectors);
     s.append(" vector(s) of C; see the class comment for the operands. */\n");
     s.append("  static void rows").append(rows).append('x').append(vectors).append("(\n");
     s.append("      float[] a,\n      int aOff,\n");
+    if (strided) {
+      s.append("      int aRs,\n");
+    }
     s.append("      int[] idx,\n      int n,\n      float[] b,\n      int bOff,\n      int bSs,\n");
     s.append("      float[] c,\n      int cOff,\n      int cRs) {\n");
     for (int r = 0; r < rows; r++) {
@@ -69,15 +84,21 @@ public final class MicroKernelGenerator {
         s.append(cOffset(r, v)).append(");\n");
       }
     }
+    if (strided) {
+      for (int r = 0; r < rows; r++) {
+        s.append("    final int a").append(r).append(" = aOff");
+        s.append(r == 0 ? "" : r == 1 ? " + aRs" : " + " + r + " * aRs").append(";\n");
+      }
+    }
     s.append("    for (int s = 0; s < n; s++) {\n");
     s.append("      int bi = bOff + s * bSs;\n");
-    s.append("      int k = aOff + idx[s];\n");
+    s.append(strided ? "      int k = idx[s];\n" : "      int k = aOff + idx[s];\n");
     for (int v = 0; v < vectors; v++) {
       s.append("      FloatVector w").append(v).append(" = FloatVector.fromArray(SP, b, bi");
       s.append(v == 0 ? "" : " + " + (v == 1 ? "L" : v + " * L")).append(");\n");
     }
     for (int r = 0; r < rows; r++) {
-      String load = r == 0 ? "a[k]" : "a[k + " + r + "]";
+      String load = strided ? "a[a" + r + " + k]" : r == 0 ? "a[k]" : "a[k + " + r + "]";
       s.append("      FloatVector x").append(r).append(" = FloatVector.broadcast(SP, ");
       s.append(load).append(");\n");
       for (int v = 0; v < vectors; v++) {

@@ -9,16 +9,16 @@ import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
- * Block-sparse fp32 GEMMs on the JDK Vector API (the unit-stride micro-kernels of {@link
- * UnitStrideKernels}): forward y = x (W o M), and the backward dx = dy (W o M)^T with dW = x^T dy
- * on kept blocks, fused so that each tile of dy is read once. The kept blocks are packed first
- * ({@link PackedBlocks}); the token dimension is split into tiles of a few dozen rows that the Java
- * threads take in turn, and each tile of the activations is copied once into a Java array ({@link
- * TileIo}; transposed for the forward), where a tile of the output is built for every output panel
- * before it is written back and probed for NaN in the same pass. So the register-blocked
- * micro-kernel sees long runs (every kept row of a block column) with no call overhead, and no BLAS
- * call or packing happens per block (see docs/experiments/kernels.md for what this replaced and
- * what was measured).
+ * Block-sparse fp32 GEMMs on the JDK Vector API ({@link UnitStrideKernels} for the forward and dW,
+ * {@link VectorMicroKernel} for dx): forward y = x (W o M), and the backward dx = dy (W o M)^T with
+ * dW = x^T dy on kept blocks, fused so that each tile of dy is read once. The kept blocks are
+ * packed first ({@link PackedBlocks}); the token dimension is split into tiles of a few dozen rows
+ * that the Java threads take in turn, and each tile of the activations is copied once into a Java
+ * array ({@link TileIo}; transposed for the forward), where a tile of the output is built for every
+ * output panel before it is written back and probed for NaN in the same pass. So the
+ * register-blocked micro-kernel sees long runs (every kept row of a block column) with no call
+ * overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md for what
+ * this replaced and what was measured).
  *
  * <p>Loaded only when the {@code jdk.incubator.vector} module is present (see {@link
  * SparseKernelSelect}).
@@ -53,8 +53,7 @@ final class VectorBlockKernels {
 
   private static final ThreadLocal<float[][]> BUFFERS =
       ThreadLocal.withInitial(
-          () ->
-              new float[][] {new float[0], new float[0], new float[0], new float[0], new float[0]});
+          () -> new float[][] {new float[0], new float[0], new float[0], new float[0]});
 
   private VectorBlockKernels() {}
 
@@ -161,11 +160,6 @@ final class VectorBlockKernels {
     for (int s = 0; s < tile; s++) {
       rowIdx[s] = s * (k + PAD);
     }
-    // dx reads the dy tile transposed (column j at gT[j * ldT]) so that it runs on the unit-stride
-    // kernels like the forward; each output element sums over the same kept columns in the same
-    // order as a row-major read would, so the values do not change, only the speed
-    int ldT = tile + PAD;
-    int[][] idxT = pt != null ? scaledIndex(pt, ldT) : null;
     BlockSparseKernels.parallelFor(
         chunks,
         (thread, chunk) -> {
@@ -183,20 +177,9 @@ final class VectorBlockKernels {
               VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[chunk]);
             }
             if (dx != null) {
-              float[] gT = buffer(3, cols * ldT);
-              TileIo.readRowsTransposed(
-                  dyb,
-                  dy.stride(0),
-                  dy.stride(1),
-                  r0,
-                  rows,
-                  cols,
-                  gT,
-                  ldT,
-                  buffer(4, TileIo.TRANSPOSE_ROWS * cols));
               float[] c = buffer(1, rows * (k + PAD));
               Arrays.fill(c, 0, rows * (k + PAD), 0f);
-              multiplyTransposed(pt, idxT, rows, gT, c, k + PAD);
+              multiply(pt, rows, g, cols + PAD, c, k + PAD);
               nan[chunk] |= hasNaN(c, rows * (k + PAD));
               TileIo.writeRows(dxb, dx.stride(0), dx.stride(1), r0, rows, k, c, k + PAD);
             }
@@ -281,6 +264,38 @@ final class VectorBlockKernels {
   }
 
   /**
+   * c [rows x cCols] += a [rows x aCols] times the packed panels: panel p writes columns p*b ..
+   * p*b+b of c and reads the columns idx[p] of a.
+   */
+  private static void multiply(
+      PackedBlocks p, int rows, float[] a, int aCols, float[] c, int cCols) {
+    int b = p.b;
+    int nv = b % (2 * L) == 0 ? 2 : 1;
+    for (int q = 0; q < p.panels(); q++) {
+      int len = p.start[q + 1] - p.start[q];
+      if (len == 0) {
+        continue;
+      }
+      for (int c0 = 0; c0 < b; c0 += nv * L) {
+        rowsKernel(
+            rows,
+            nv,
+            a,
+            0,
+            aCols,
+            p.idx[q],
+            len,
+            p.values,
+            p.start[q] * b + c0,
+            b,
+            c,
+            q * b + c0,
+            cCols);
+      }
+    }
+  }
+
+  /**
    * acc (packed like p) += x_tile^T dy_tile on every kept block: block (i, j) row r, column c is
    * the sum over the tile's rows t of x[t, i*b + r] dy[t, j*b + c].
    */
@@ -297,6 +312,55 @@ final class VectorBlockKernels {
           UnitStrideKernels.rows(
               b, nv, x, i * b, rowIdx, rows, dy, j * b + c0, dyLd, acc, base + c0, b);
         }
+      }
+    }
+  }
+
+  /** Runs the widest micro-kernel over the rows, then single rows for the remainder. */
+  private static void rowsKernel(
+      int rows,
+      int nv,
+      float[] a,
+      int aOff,
+      int aRs,
+      int[] idx,
+      int n,
+      float[] b,
+      int bOff,
+      int bSs,
+      float[] c,
+      int cOff,
+      int cRs) {
+    int r = 0;
+    if (nv == 2) {
+      int step = L >= 16 ? 8 : 4;
+      for (; r + step <= rows; r += step) {
+        if (step == 8) {
+          StridedMicroKernels.rows8x2(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        } else {
+          StridedMicroKernels.rows4x2(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        }
+      }
+      for (; r < rows; r++) {
+        StridedMicroKernels.rows1x2(
+            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+      }
+    } else {
+      int step = L >= 16 ? 16 : 8;
+      for (; r + step <= rows; r += step) {
+        if (step == 16) {
+          StridedMicroKernels.rows16x1(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        } else {
+          StridedMicroKernels.rows8x1(
+              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
+        }
+      }
+      for (; r < rows; r++) {
+        StridedMicroKernels.rows1x1(
+            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
       }
     }
   }

@@ -6,12 +6,21 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The vector species of the fp32 kernels and their small helpers. The register-blocked
- * micro-kernels themselves ({@code UnitStrideMicroKernels}, dispatched by {@link
- * UnitStrideKernels}) are generated at build time by {@code
- * samediff-ops/src/build/MicroKernelGenerator.java}: C2 keeps each accumulator in a vector register
- * only when it is a local variable, so each shape is unrolled. An earlier strided form (A's rows a
- * row stride apart) served dx until dx read the dy tile transposed; the unit-stride form measured
- * 97 -> 128 GFLOP/s on one AVX-512 core (docs/experiments/kernels.md).
+ * micro-kernels themselves ({@code StridedMicroKernels}, {@code UnitStrideMicroKernels}) are
+ * generated at build time by {@code samediff-ops/src/build/MicroKernelGenerator.java}: C2 keeps
+ * each accumulator in a vector register only when it is a local variable, so each shape is
+ * unrolled. The strided ones compute, for rows r of a small tile of C and columns {@code 0 .. nv *
+ * L} (L = lanes of the preferred species),
+ *
+ * <pre>
+ * C[cOff + r * cRs + col] += sum over s &lt; n of a[aOff + r * aRs + idx[s]] * b[bOff + s * bSs +
+ * col]
+ * </pre>
+ *
+ * so A is read by scalar broadcasts through an index list (the kept rows of a block column, or the
+ * token rows of a weight-gradient block) and B by contiguous vector loads (a packed kept-block
+ * panel, or a row of the output gradient). A single flat loop over s matters: with a nested loop
+ * over blocks the JDK 17 C2 compiler did not keep the vectors in registers (about 30x slower).
  */
 final class VectorMicroKernel {
 
