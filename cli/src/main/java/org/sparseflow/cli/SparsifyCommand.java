@@ -218,7 +218,7 @@ public final class SparsifyCommand implements Callable<Integer> {
         }
       }
     }
-    if (!densify && cfg != null && !report.changedAnything()) {
+    if (!densify && cfg != null && !report.selectedAnything()) {
       // a "success" that changed nothing is how a wrong include/exclude goes unnoticed
       o.print(report.toString());
       o.flush();

@@ -55,7 +55,7 @@ final class BiasFolder {
               addOut,
               "add (bias)",
               SparseMatmulOp.OP_NAME + "+bias",
-              Status.REPLACED_DENSE,
+              Status.FUSED,
               null,
               1.0,
               Double.NaN,

@@ -108,7 +108,7 @@ final class FusionRewriter {
             out,
             LAYER_NORM,
             FusedLayerNormOp.OP_NAME,
-            Status.REPLACED_DENSE,
+            Status.FUSED,
             params,
             "fused (fuse.layerNorm) over axis "
                 + ax[0]
@@ -129,7 +129,7 @@ final class FusionRewriter {
             out,
             GELU_NAME,
             FusedGeluOp.OP_NAME,
-            Status.REPLACED_DENSE,
+            Status.FUSED,
             0,
             "fused (fuse.gelu): one-pass backward"));
   }

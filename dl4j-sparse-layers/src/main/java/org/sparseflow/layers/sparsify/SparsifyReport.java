@@ -41,6 +41,11 @@ public final class SparsifyReport {
     /** Left as it was. */
     DENSE,
     /**
+     * A SameDiff op replaced by a fused SparseFlow op computing the same function (layer norm,
+     * GELU, a bias add folded into a sparse matmul): faster, not sparser.
+     */
+    FUSED,
+    /**
      * Left as it was because SparseFlow has no sparse version of this kind of layer (recurrent:
      * LSTM, GRU, SimpleRnn; convolution).
      */
@@ -145,6 +150,22 @@ public final class SparsifyReport {
   public boolean changedAnything() {
     for (Entry e : entries) {
       if (e.status() != Status.DENSE && e.status() != Status.UNSUPPORTED) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * True when the config's sparsity selected something: an entry made sparse, given a sparse
+   * attention pattern or replaced for it. Fusions alone do not count, so a config whose include
+   * matches nothing is still noticed on a SameDiff graph that was fused.
+   */
+  public boolean selectedAnything() {
+    for (Entry e : entries) {
+      if (e.status() != Status.DENSE
+          && e.status() != Status.UNSUPPORTED
+          && e.status() != Status.FUSED) {
         return true;
       }
     }
