@@ -1,17 +1,11 @@
 package org.sparseflow.bench.memory;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.sparseflow.bench.BenchOptions;
-import org.sparseflow.bench.BenchmarksMain;
 import org.sparseflow.examples.gpt.GptConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -215,36 +209,18 @@ public final class MemoryBenchmark {
 
   /** Runs one case in a child JVM with this JVM's java, options and class path. */
   private Map<String, String> child(String c, String[] args) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(BenchmarksMain.class.getName());
-    cmd.add("memory");
-    cmd.addAll(List.of(args));
-    cmd.add("--case");
-    cmd.add(c);
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    Map<String, String> r = null;
-    try (BufferedReader in =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = in.readLine()) != null) {
-        if (line.startsWith("MEMORY ")) {
-          r = new LinkedHashMap<>();
-          for (String kv : line.substring(7).split(" ")) {
-            int eq = kv.indexOf('=');
-            r.put(kv.substring(0, eq), kv.substring(eq + 1));
-          }
-        }
-      }
-    }
-    int rc = p.waitFor();
-    if (rc != 0 || r == null) {
+    List<String> argv = new ArrayList<>(List.of(args));
+    argv.addAll(List.of("--case", c));
+    ChildJvm.Result r = ChildJvm.run(List.of(), a -> false, "memory", argv, "MEMORY ");
+    if (r.exitCode() != 0 || r.payload() == null) {
       throw new IllegalStateException(
-          "memory case " + c + " failed in its child JVM (exit code " + rc + "): " + cmd);
+          "memory case " + c + " failed in its child JVM (exit code " + r.exitCode() + ")");
     }
-    return r;
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String kv : r.payload().split(" ")) {
+      int eq = kv.indexOf('=');
+      out.put(kv.substring(0, eq), kv.substring(eq + 1));
+    }
+    return out;
   }
 }

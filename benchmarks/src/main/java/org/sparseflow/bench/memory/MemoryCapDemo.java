@@ -1,17 +1,11 @@
 package org.sparseflow.bench.memory;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.sparseflow.bench.BenchOptions;
-import org.sparseflow.bench.BenchmarksMain;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -195,43 +189,27 @@ public final class MemoryCapDemo {
 
   /** Runs one variant in a child JVM under the cap. */
   private Map<String, String> child(String variant, String[] args) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (!a.startsWith("-Xmx") && !a.startsWith("-Dorg.bytedeco.javacpp.max")) {
-        cmd.add(a);
-      }
+    List<String> argv = new ArrayList<>(List.of(args));
+    argv.addAll(List.of("--case", variant));
+    ChildJvm.Result r =
+        ChildJvm.run(
+            List.of(
+                "-Xmx" + heap,
+                "-Dorg.bytedeco.javacpp.maxbytes=" + cap,
+                "-Dorg.bytedeco.javacpp.maxphysicalbytes=" + cap),
+            a -> a.startsWith("-Xmx") || a.startsWith("-Dorg.bytedeco.javacpp.max"),
+            "memory-cap",
+            argv,
+            "CAP ");
+    if (r.payload() != null) {
+      return CappedTraining.Outcome.parse(r.payload());
     }
-    cmd.add("-Xmx" + heap);
-    cmd.add("-Dorg.bytedeco.javacpp.maxbytes=" + cap);
-    cmd.add("-Dorg.bytedeco.javacpp.maxphysicalbytes=" + cap);
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(BenchmarksMain.class.getName());
-    cmd.add("memory-cap");
-    cmd.addAll(List.of(args));
-    cmd.add("--case");
-    cmd.add(variant);
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    Map<String, String> r = null;
-    try (BufferedReader in =
-        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = in.readLine()) != null) {
-        if (line.startsWith("CAP ")) {
-          r = CappedTraining.Outcome.parse(line.substring(4));
-        }
-      }
-    }
-    int rc = p.waitFor();
-    if (r == null) {
-      // killed before it could report (e.g. by the OS): still a result, not a crash of the suite
-      r = new LinkedHashMap<>();
-      r.put("status", "crashed_exit_" + rc);
-      r.put("phase", "unknown");
-      r.put("steps_done", "0");
-      r.put("peak_rss_mb", "n/a");
-    }
-    return r;
+    // killed before it could report (e.g. by the OS): still a result, not a crash of the suite
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put("status", "crashed_exit_" + r.exitCode());
+    out.put("phase", "unknown");
+    out.put("steps_done", "0");
+    out.put("peak_rss_mb", "n/a");
+    return out;
   }
 }
