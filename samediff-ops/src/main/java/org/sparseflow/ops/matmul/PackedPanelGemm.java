@@ -42,11 +42,11 @@ public final class PackedPanelGemm {
   }
 
   /**
-   * The backward of {@link #forward}: dx = dy W^T overwriting dx (when not null) and dW = x^T dy of
-   * the kept blocks into dvOut, in the same packed order (when not null). Summation order is fixed,
-   * so the result does not depend on the thread count. Returns whether dx holds NaN.
+   * The backward of {@link #forward}: dx = dy W^T overwriting dx (when not null), and returns dW =
+   * x^T dy of the kept blocks in the same packed order (null when {@code weightGrad} is false).
+   * Summation order is fixed, so the result does not depend on the thread count.
    */
-  public static boolean backward(
+  public static float[] backward(
       INDArray x,
       float[] values,
       int b,
@@ -55,13 +55,8 @@ public final class PackedPanelGemm {
       int[] slotBlockRows,
       INDArray dy,
       INDArray dx,
-      float[] dvOut) {
+      boolean weightGrad) {
     PackedBlocks p = PackedBlocks.ofPanels(b, panelStart, slotBlockRows, values);
-    VectorBlockKernels.Gradients g =
-        VectorBlockKernels.backward(x, p, blockRows, blockRows * b, dy, dx, dvOut != null, null);
-    if (dvOut != null) {
-      System.arraycopy(g.weight(), 0, dvOut, 0, dvOut.length);
-    }
-    return g.inputNaN();
+    return VectorBlockKernels.backward(x, p, blockRows, dy, dx, weightGrad, null).weight();
   }
 }

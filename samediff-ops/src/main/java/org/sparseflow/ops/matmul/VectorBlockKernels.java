@@ -113,7 +113,7 @@ final class VectorBlockKernels {
   static boolean backward(
       INDArray x, INDArray w, BlockMask mask, INDArray dy, INDArray dx, INDArray dW, INDArray db) {
     PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
-    Gradients g = backward(x, p, mask.blockRows(), (int) w.size(0), dy, dx, dW != null, db);
+    Gradients g = backward(x, p, mask.blockRows(), dy, dx, dW != null, db);
     if (dW != null) {
       TileIo.writeBlocks(p, g.weight(), view(dW), dW, mask.blockSize());
     }
@@ -121,28 +121,28 @@ final class VectorBlockKernels {
   }
 
   /**
-   * What {@link #backward(INDArray, PackedBlocks, int, int, INDArray, INDArray, boolean, INDArray)}
+   * What {@link #backward(INDArray, PackedBlocks, int, INDArray, INDArray, boolean, INDArray)}
    * returns: whether dx holds NaN, and dW of the kept blocks in p's packed order (null when not
    * asked for).
    */
   record Gradients(boolean inputNaN, float[] weight) {}
 
   /**
-   * The backward with W given as its kept blocks p (blockRows block rows, k rows): dx = dy W^T
-   * (overwriting dx when not null), dBias (into db when not null) and, when {@code weightGrad}, dW
-   * = x^T dy on the kept blocks, returned in p's packed order.
+   * The backward with W given as its kept blocks p (blockRows block rows): dx = dy W^T (overwriting
+   * dx when not null), dBias (into db when not null) and, when {@code weightGrad}, dW = x^T dy on
+   * the kept blocks, returned in p's packed order.
    */
   static Gradients backward(
       INDArray x,
       PackedBlocks p,
       int blockRows,
-      int k,
       INDArray dy,
       INDArray dx,
       boolean weightGrad,
       INDArray db) {
     int n = (int) dy.size(0);
     int cols = (int) dy.size(1);
+    int k = blockRows * p.b;
     PackedBlocks pt = dx != null ? p.transpose(blockRows) : null;
     FloatBuffer dyb = view(dy);
     FloatBuffer xb = weightGrad ? view(x) : null;

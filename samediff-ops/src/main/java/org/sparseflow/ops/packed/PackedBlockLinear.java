@@ -111,18 +111,18 @@ public final class PackedBlockLinear {
     int rows = (int) layout.rows();
     int len = (int) layout.packedLength();
     if (tiled(p, layout, x, dy)) {
-      float[] dv = new float[len];
       INDArray dx = inputGrad ? Nd4j.createUninitialized(DataType.FLOAT, n, rows) : null;
-      PackedPanelGemm.backward(
-          x,
-          floats(p),
-          layout.blockSize(),
-          layout.blockRows(),
-          layout.panelStarts(),
-          layout.slotBlockRows(),
-          dy,
-          dx,
-          dv);
+      float[] dv =
+          PackedPanelGemm.backward(
+              x,
+              floats(p),
+              layout.blockSize(),
+              layout.blockRows(),
+              layout.panelStarts(),
+              layout.slotBlockRows(),
+              dy,
+              dx,
+              true);
       assignTo(dp, Nd4j.createFromArray(dv));
       return dx;
     }
