@@ -1,6 +1,7 @@
 package org.sparseflow.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.sparseflow.train.Comparison;
 import org.sparseflow.train.ProgressBar;
@@ -66,6 +67,16 @@ public final class CompareCommand implements Callable<Integer> {
   @Mixin BatchOptions batch;
 
   @Option(
+      names = "--dense-lr",
+      split = ",",
+      paramLabel = "<lr,lr,...>",
+      description =
+          "Learning rates for the dense baseline, each in (0, 1] (default: --lr only). With"
+              + " several, dense trains once per rate and the sparse run is measured against the"
+              + " best one.")
+  List<Double> denseLearningRates;
+
+  @Option(
       names = "--eval-every",
       description = "Validation every N steps, 1..10000000 (default: steps/10).")
   Integer evalEvery;
@@ -102,6 +113,10 @@ public final class CompareCommand implements Callable<Integer> {
     o.batchSize = batch.batchSize;
     o.contextLength = batch.contextLength;
     o.learningRate = batch.learningRate;
+    o.lrWarmup = batch.lrWarmup;
+    o.lrDecay = batch.lrDecay;
+    o.gradClip = batch.gradClip;
+    o.denseLearningRates = denseLearningRates == null ? List.of() : denseLearningRates;
     o.evalEvery = evalEvery == null ? Math.max(1, steps / 10) : evalEvery;
     o.evalWindows = evalWindows;
     o.simulate = !noSimulate;

@@ -178,9 +178,7 @@ public final class TrainCommand implements Callable<Integer> {
       c.sparsity = sparsity;
       c.steps = steps;
       c.seed = seed;
-      c.batchSize = batch.batchSize;
-      c.contextLength = batch.contextLength;
-      c.learningRate = batch.learningRate;
+      batch.applyTo(c);
       c.evalEvery = evalEvery;
       c.evalWindows = evalWindows;
       c.checkpointEvery = checkpointEvery;

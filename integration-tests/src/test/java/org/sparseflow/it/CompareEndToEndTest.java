@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.nd4j.shade.jackson.databind.JsonNode;
@@ -84,5 +85,83 @@ class CompareEndToEndTest {
     for (JsonNode run : cmp.get("runs")) {
       assertTrue(run.get("val_loss").asDouble() < Math.log(90), run.toString());
     }
+  }
+
+  /**
+   * A dense learning-rate sweep with the schedule options: dense trains once per rate, the RESULT
+   * line measures MST against the best of them, and every run records the same schedule.
+   */
+  @Test
+  void denseSweepComparesWithTheBestDenseRun(@TempDir Path tmp) throws Exception {
+    Path out = tmp.resolve("sweep");
+    CliErrorsTest.Run r =
+        CliErrorsTest.cli(
+            "compare",
+            "--model",
+            "gpt-tiny",
+            "--steps",
+            "8",
+            "--context-length",
+            "16",
+            "--batch-size",
+            "4",
+            "--eval-windows",
+            "8",
+            "--lr",
+            "3e-3",
+            "--dense-lr",
+            "1e-3,3e-3",
+            "--lr-warmup",
+            "0.25",
+            "--lr-decay",
+            "cosine",
+            "--grad-clip",
+            "1",
+            "--no-simulate",
+            "--plain-progress",
+            "--out",
+            out.toString());
+    assertEquals(0, r.code(), r.err() + "\n" + r.out());
+    JsonNode cmp = Json.read(out.resolve("comparison.json"));
+    JsonNode runs = cmp.get("runs");
+    assertEquals(3, runs.size(), cmp.toString());
+    assertEquals("dense-lr0.001", runs.get(0).get("name").asText());
+    assertEquals("dense-lr0.003", runs.get(1).get("name").asText());
+    assertTrue(runs.get(0).get("dense_baseline").asBoolean());
+    assertTrue(!runs.get(2).get("dense_baseline").asBoolean());
+    JsonNode best =
+        runs.get(0).get("val_loss").asDouble() <= runs.get(1).get("val_loss").asDouble()
+            ? runs.get(0)
+            : runs.get(1);
+    String line =
+        r.out().lines().filter(l -> l.startsWith("RESULT compare")).findFirst().orElseThrow();
+    assertTrue(line.contains(" dense_run=" + best.get("name").asText() + " "), line);
+    assertTrue(line.contains(" dense_runs=2 "), line);
+    assertTrue(
+        line.matches(".* test_loss=\\d\\S* dense_test_loss=\\d\\S* test_gap_pct=-?\\d\\S*"), line);
+    assertTrue(
+        line.contains(
+            String.format(Locale.ROOT, " dense_val_loss=%.4f ", best.get("val_loss").asDouble())),
+        line);
+    for (String run : new String[] {"dense-lr0.001", "dense-lr0.003", "mst-gpt-mini-block16"}) {
+      JsonNode config = Json.read(out.resolve(run).resolve("summary.json")).get("config");
+      assertEquals("cosine", config.get("lrDecay").asText(), run);
+      assertEquals(0.25, config.get("lrWarmup").asDouble(), run);
+      assertEquals(1.0, config.get("gradClip").asDouble(), run);
+    }
+    assertEquals(
+        1e-3,
+        Json.read(out.resolve("dense-lr0.001/summary.json")).at("/config/learningRate").asDouble());
+  }
+
+  @Test
+  void badDenseRateIsRefusedBeforeAnyRun(@TempDir Path tmp) throws Exception {
+    Path out = tmp.resolve("bad");
+    CliErrorsTest.Run r =
+        CliErrorsTest.cli(
+            "compare", "--model", "gpt-tiny", "--dense-lr", "1e-3,2", "--out", out.toString());
+    assertTrue(r.code() != 0, r.out());
+    assertTrue(r.err().contains("--dense-lr: 2.0"), r.err());
+    assertTrue(!Files.exists(out), "nothing is created on bad input");
   }
 }

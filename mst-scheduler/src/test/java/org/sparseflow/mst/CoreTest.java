@@ -90,6 +90,7 @@ class CoreTest {
         IllegalArgumentException.class, () -> SparsitySchedule.builder().warmup(0, 1.5).build());
     MstConfig c = MstConfig.preset("mst");
     c.setDeltaT(0);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     e = assertThrows(IllegalArgumentException.class, c::validate);
     assertTrue(e.getMessage().contains("deltaT = 0"), e.getMessage());
     e =
@@ -99,6 +100,7 @@ class CoreTest {
         e.getMessage().contains("growMode = SIDEWAYS") && e.getMessage().contains("MIXED"),
         e.getMessage());
     c.setDeltaT(100);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.setPruneInterval(-1);
     e = assertThrows(IllegalArgumentException.class, c::validate);
     assertTrue(
@@ -138,6 +140,7 @@ class CoreTest {
     MstConfig c = MstConfig.preset("mst");
     c.setSchedule(threePhase(RampShape.CUBIC));
     c.setDeltaT(100);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.setPruneInterval(10);
     c.setDistribution("UNIFORM");
     MstCore core = new MstCore(c.withTotalSteps(1000));

@@ -51,6 +51,7 @@ class Dl4jListenerTest {
             .warmupShape(RampShape.LINEAR)
             .build());
     c.setDeltaT(5);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.setInclude(List.of("0_W", "1_W"));
     return c.withTotalSteps(total);
   }

@@ -78,6 +78,7 @@ class HybridAttentionTest {
             .warmupShape(RampShape.LINEAR)
             .build());
     c.setDeltaT(5);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.setInclude(List.of("0_W.*"));
     c.setAttention(AttentionSchedule.sparseInUltra("local:4"));
     MstListener mst = new MstListener(c.withTotalSteps(30));

@@ -20,7 +20,9 @@ class ReportTest {
 
   @Test
   void jsonlLogRoundTripsAndPlotsRender(@TempDir Path dir) throws Exception {
-    MstCore core = new MstCore(MstConfig.preset("mst").withTotalSteps(1000));
+    MstConfig config = MstConfig.preset("mst");
+    config.setTopologyUpdates(0); // the preset's ΔT = 100, not scaled to this 1000-step run
+    MstCore core = new MstCore(config.withTotalSteps(1000));
     core.register("0_qkv", 16, 48);
     core.register("0_fc1", 16, 64);
     core.setFlopCounter(FlopCounter.forGpt(1, 16, 2, 32, 20, 2), Map.of());

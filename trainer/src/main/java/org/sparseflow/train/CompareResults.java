@@ -10,7 +10,10 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * The {@code RESULT compare ...} lines of a comparison: per sparse variant its final validation
  * loss against dense's, the loss gap, the counted FLOP reduction, the measured wall-clock speed-up
  * of the training steps (sum of each run's {@code step_s}: evaluations and checkpoints excluded)
- * and the first evaluated step at which the variant reaches dense's final validation loss.
+ * and the first evaluated step at which the variant reaches dense's final validation loss. With a
+ * dense learning-rate sweep, "dense" is the sweep's best run by validation loss ({@code
+ * dense_run=}). The test losses come from a part of the corpus that neither training, the
+ * evaluations nor that choice looked at.
  */
 final class CompareResults {
   private CompareResults() {}
@@ -20,10 +23,13 @@ final class CompareResults {
     if (rows.isEmpty()) {
       return out;
     }
-    Comparison.Row dense = rows.get(0);
+    Comparison.Row dense = bestDense(rows);
     Trainer.Result d = dense.result();
     double denseStepS = stepSeconds(metrics.get(dense.name()));
-    for (Comparison.Row row : rows.subList(1, rows.size())) {
+    for (Comparison.Row row : rows) {
+      if (row.baseline()) {
+        continue;
+      }
       Trainer.Result r = row.result();
       double stepS = stepSeconds(metrics.get(row.name()));
       double speedup =
@@ -33,12 +39,17 @@ final class CompareResults {
               ? null
               : 100.0 * (r.valLoss() - d.valLoss()) / d.valLoss();
       Long reach = d.valLoss() == null ? null : reachStep(metrics.get(row.name()), d.valLoss());
+      Double testGap =
+          r.testLoss() == null || d.testLoss() == null
+              ? null
+              : 100.0 * (r.testLoss() - d.testLoss()) / d.testLoss();
       out.add(
           String.format(
               Locale.ROOT,
               "RESULT compare %s steps=%d val_loss=%s dense_val_loss=%s loss_gap_pct=%s"
                   + " flop_reduction=%.2f wall_speedup=%.2f reaches_dense_val_loss_at_step=%s"
-                  + " train_s=%.1f dense_train_s=%.1f",
+                  + " train_s=%.1f dense_train_s=%.1f dense_run=%s dense_runs=%d"
+                  + " test_loss=%s dense_test_loss=%s test_gap_pct=%s",
               row.name(),
               r.step(),
               fmt(r.valLoss()),
@@ -48,8 +59,44 @@ final class CompareResults {
               speedup,
               reach == null ? "never" : reach.toString(),
               stepS,
-              denseStepS));
+              denseStepS,
+              dense.name(),
+              rows.stream().filter(Comparison.Row::baseline).count(),
+              fmt(r.testLoss()),
+              fmt(d.testLoss()),
+              testGap == null ? "n/a" : String.format(Locale.ROOT, "%.2f", testGap)));
     }
+    return out;
+  }
+
+  /**
+   * The dense run the sparse runs are measured against: of the baseline rows, the one with the
+   * lowest final validation loss (the first one when none has a validation loss).
+   */
+  static Comparison.Row bestDense(List<Comparison.Row> rows) {
+    Comparison.Row best = null;
+    for (Comparison.Row r : rows) {
+      if (!r.baseline()) {
+        continue;
+      }
+      if (best == null
+          || r.result().valLoss() != null
+              && (best.result().valLoss() == null
+                  || r.result().valLoss() < best.result().valLoss())) {
+        best = r;
+      }
+    }
+    if (best == null) {
+      throw new IllegalStateException("a comparison has no dense run");
+    }
+    return best;
+  }
+
+  /** The best dense run followed by the sparse runs (what gets simulated). */
+  static List<Comparison.Row> bestDenseAndSparse(List<Comparison.Row> rows) {
+    List<Comparison.Row> out = new ArrayList<>();
+    out.add(bestDense(rows));
+    rows.stream().filter(r -> !r.baseline()).forEach(out::add);
     return out;
   }
 

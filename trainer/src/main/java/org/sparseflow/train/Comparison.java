@@ -3,6 +3,7 @@ package org.sparseflow.train;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,6 +41,26 @@ public final class Comparison implements Stoppable {
     public int batchSize = 16;
     public int contextLength = 128;
     public double learningRate = 1e-3;
+
+    /**
+     * Learning rates of the dense baseline; empty = {@link #learningRate} only. With several, dense
+     * trains once per rate and the sparse runs are compared with the best of them (lowest final
+     * validation loss), so dense gets a tuning budget of its own.
+     */
+    public List<Double> denseLearningRates = new ArrayList<>();
+
+    /** Learning-rate warm-up share, decay and gradient clip, the same for every run. */
+    public double lrWarmup = 0;
+
+    public String lrDecay = "none";
+    public double gradClip = 0;
+
+    /**
+     * Share of the corpus kept as a test part that no run, evaluation or dense-rate choice looks
+     * at; the RESULT line reports each run's loss on it at the end.
+     */
+    public double testFraction = 0.05;
+
     public int evalEvery = 30;
     public int evalWindows = 64;
     public boolean simulate = true;
@@ -48,8 +69,8 @@ public final class Comparison implements Stoppable {
     public boolean suffixOnCollision;
   }
 
-  /** One row of the table. */
-  public record Row(String name, Trainer.Result result, boolean flopsEstimated) {}
+  /** One row of the table; {@code baseline} marks a dense run (one per dense learning rate). */
+  public record Row(String name, Trainer.Result result, boolean flopsEstimated, boolean baseline) {}
 
   /** What {@link #run()} produced. */
   public record Outcome(List<Row> rows, boolean interrupted, Path dir, List<String> simulation) {}
@@ -94,7 +115,7 @@ public final class Comparison implements Stoppable {
     }
   }
 
-  private TrainConfig config(String sparsity) {
+  private TrainConfig config(String sparsity, double learningRate) {
     TrainConfig c = new TrainConfig();
     c.model = options.model;
     c.corpus = options.corpus == null ? Corpus.BUNDLED_NAME : options.corpus;
@@ -103,26 +124,43 @@ public final class Comparison implements Stoppable {
     c.seed = options.seed;
     c.batchSize = options.batchSize;
     c.contextLength = options.contextLength;
-    c.learningRate = options.learningRate;
+    c.learningRate = learningRate;
+    c.lrWarmup = options.lrWarmup;
+    c.lrDecay = options.lrDecay;
+    c.gradClip = options.gradClip;
+    c.testFraction = options.testFraction;
     c.evalEvery = options.evalEvery;
     c.evalWindows = options.evalWindows;
     c.checkpointEvery = Math.max(1, options.steps / 4);
-    if (sparsity != null) {
-      c.mstDeltaT = Math.max(1, options.steps / 20);
-    }
     return c.validate();
   }
 
   private Outcome doRun() throws IOException {
     String sparseName = sparseLabel(options.sparsity);
     Map<String, TrainConfig> variants = new LinkedHashMap<>();
-    variants.put("dense", config(null));
-    variants.put(sparseName, config(options.sparsity));
+    if (options.denseLearningRates.isEmpty()) {
+      variants.put("dense", config(null, options.learningRate));
+    } else {
+      for (double lr : options.denseLearningRates) {
+        if (!(lr > 0 && lr <= 1)) {
+          throw new IllegalArgumentException(
+              "--dense-lr: " + lr + " is not allowed; allowed: rates in (0, 1]");
+        }
+        String name = denseName(lr);
+        if (variants.put(name, config(null, lr)) != null) {
+          throw new IllegalArgumentException(
+              "--dense-lr: " + lr + " is given twice; allowed: distinct rates");
+        }
+      }
+    }
+    int denseRuns = variants.size();
+    variants.put(sparseName, config(options.sparsity, options.learningRate));
     // resolve everything that can fail on user input before the first long run starts
     for (TrainConfig c : variants.values()) {
       SparsityDrivers.resolve(c);
     }
-    Corpus.resolve(variants.get("dense").corpus); // a bad --corpus fails before the directory
+    Corpus.resolve(
+        variants.values().iterator().next().corpus); // a bad --corpus fails before the directory
     // claimed atomically; a taken default name gets a -2, -3, ... suffix
     dir = RunDirectory.create(dir, options.suffixOnCollision).path();
     out.println(
@@ -148,7 +186,9 @@ public final class Comparison implements Stoppable {
       }
       Trainer.Result r = t.run();
       current = null;
-      rows.add(new Row(v.getKey(), r, t.experiment().driver().flopsAreEstimate()));
+      rows.add(
+          new Row(
+              v.getKey(), r, t.experiment().driver().flopsAreEstimate(), rows.size() < denseRuns));
       if (r.status() == Trainer.Status.INTERRUPTED) {
         out.println(
             "interrupted: run '"
@@ -181,11 +221,16 @@ public final class Comparison implements Stoppable {
                       .state()
                       .vocabulary)
               .vocabSize();
-      sim = Simulations.compare(rows, out, c0, vocab);
+      sim = Simulations.compare(CompareResults.bestDenseAndSparse(rows), out, c0, vocab);
     }
     writeJson(rows, sim);
     out.flush();
     return new Outcome(rows, false, dir, sim);
+  }
+
+  /** Name of the dense run at learning rate {@code lr} in a sweep, e.g. {@code dense-lr0.002}. */
+  static String denseName(double lr) {
+    return "dense-lr" + BigDecimal.valueOf(lr).stripTrailingZeros().toPlainString();
   }
 
   static String sparseLabel(String sparsity) {
@@ -195,7 +240,7 @@ public final class Comparison implements Stoppable {
   }
 
   private void printTable(List<Row> rows) {
-    Trainer.Result dense = rows.get(0).result();
+    Trainer.Result dense = CompareResults.bestDense(rows).result();
     int width = 10;
     for (Row row : rows) {
       width = Math.max(width, row.name().length());
@@ -241,11 +286,15 @@ public final class Comparison implements Stoppable {
       ObjectNode n = arr.addObject();
       Trainer.Result r = row.result();
       n.put("name", row.name());
+      n.put("dense_baseline", row.baseline());
       n.put("run_dir", r.runDir().toString());
       n.put("steps", r.step());
       n.put("train_loss", r.trainLoss());
       if (r.valLoss() != null) {
         n.put("val_loss", r.valLoss());
+      }
+      if (r.testLoss() != null) {
+        n.put("test_loss", r.testLoss());
       }
       n.put("training_flops", r.flops());
       n.put("training_flops_estimated", row.flopsEstimated());

@@ -25,7 +25,11 @@ public final class Experiment {
     this.corpus = corpus;
     this.tokenizer = tokenizer;
     this.split =
-        TokenSplit.of(tokenizer.encode(corpus.text()), config.trainFraction, config.contextLength);
+        TokenSplit.of(
+            tokenizer.encode(corpus.text()),
+            config.trainFraction,
+            config.testFraction,
+            config.contextLength);
     this.model = model;
     this.driver = driver;
   }
@@ -65,9 +69,26 @@ public final class Experiment {
 
   /** Mean validation loss over the fixed validation windows. */
   public double validationLoss() {
+    return meanLoss(validationBatches());
+  }
+
+  /**
+   * Mean loss over fixed windows of the test part (as many as validation uses), or null when the
+   * split has no test part.
+   */
+  public Double testLoss() {
+    if (split.test().length == 0) {
+      return null;
+    }
+    return meanLoss(
+        BatchSampler.evaluationBatches(
+            split.test(), config.contextLength, config.batchSize, config.evalWindows));
+  }
+
+  private double meanLoss(int[][][] batches) {
     double sum = 0;
     long n = 0;
-    for (int[][] batch : validationBatches()) {
+    for (int[][] batch : batches) {
       sum += model.loss(batch) * batch.length;
       n += batch.length;
     }

@@ -41,7 +41,11 @@ public final class Experiments {
     }
     CharTokenizer tokenizer = CharTokenizer.fit(corpus.text());
     // fail on a too-small corpus before building anything
-    TokenSplit.of(tokenizer.encode(corpus.text()), config.trainFraction, config.contextLength);
+    TokenSplit.of(
+        tokenizer.encode(corpus.text()),
+        config.trainFraction,
+        config.testFraction,
+        config.contextLength);
     SparsityDrivers.Resolved sparsity = SparsityDrivers.resolve(config);
     if (!suffixOnCollision) {
       RunDirectory.checkNew(runDir); // fail early; the claim below is what makes it safe

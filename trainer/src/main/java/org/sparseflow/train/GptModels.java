@@ -1,7 +1,10 @@
 package org.sparseflow.train;
 
+import java.util.ArrayList;
+import org.nd4j.autodiff.samediff.SameDiff;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.train.optim.Optimizers;
 
 /**
  * The reference GPT sizes behind the catalog names gpt-mini / gpt-small (SameDiff reference
@@ -22,6 +25,11 @@ public final class GptModels {
 
   static TrainableModel create(String name, TrainConfig c, int vocab) {
     GptConfig g = config(name, vocab, c.contextLength, c.seed);
-    return new SameDiffModel(SameDiffGpt.build(g, c.learningRate), vocab, c.contextLength);
+    Optimizers o = c.optimizers();
+    SameDiff sd = SameDiffGpt.build(g, o.updater());
+    if (!o.regularization().isEmpty()) {
+      sd.getTrainingConfig().setRegularization(new ArrayList<>(o.regularization()));
+    }
+    return new SameDiffModel(sd, vocab, c.contextLength);
   }
 }

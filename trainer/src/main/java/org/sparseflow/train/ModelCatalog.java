@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
+import org.deeplearning4j.nn.conf.GradientNormalization;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.layers.EmbeddingSequenceLayer;
@@ -16,7 +17,6 @@ import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.weights.WeightInit;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.activations.Activation;
-import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.ops.samediff.SparseFlowOps;
 
@@ -94,6 +94,14 @@ public final class ModelCatalog {
       return f.create(config, vocabSize);
     }
     Path file = Path.of(config.model);
+    if (!config.optimizers().isPlain()) {
+      throw new IllegalArgumentException(
+          "--lr-warmup/--lr-decay/--grad-clip: set for --model '"
+              + config.model
+              + "'; allowed only with the catalog models ("
+              + String.join(", ", FACTORIES.keySet())
+              + "): a saved model trains with the updater stored in it");
+    }
     if (!Files.isRegularFile(file)) {
       throw new IllegalArgumentException(
           "--model: '"
@@ -173,7 +181,12 @@ public final class ModelCatalog {
     ComputationGraphConfiguration conf =
         new NeuralNetConfiguration.Builder()
             .seed(c.seed)
-            .updater(new Adam(c.learningRate))
+            .updater(c.optimizers().updater())
+            .gradientNormalization(
+                c.gradClip > 0
+                    ? GradientNormalization.ClipL2PerParamType
+                    : GradientNormalization.None)
+            .gradientNormalizationThreshold(c.gradClip > 0 ? c.gradClip : 1.0)
             .weightInit(WeightInit.XAVIER)
             .graphBuilder()
             .addInputs("tokens")

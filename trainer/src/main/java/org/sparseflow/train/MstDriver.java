@@ -55,6 +55,7 @@ public final class MstDriver implements SparsityDriver {
     MstConfig effective = config.withTotalSteps(c.steps);
     if (c.mstDeltaT != null) {
       effective.setDeltaT(c.mstDeltaT);
+      effective.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     }
     listener = pendingState != null ? MstListener.resume(pendingState) : new MstListener(effective);
     var gpt = GptFlops.architecture(c, model.vocabSize());

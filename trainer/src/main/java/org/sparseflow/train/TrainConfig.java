@@ -1,6 +1,8 @@
 package org.sparseflow.train;
 
 import org.nd4j.shade.jackson.databind.JsonNode;
+import org.sparseflow.train.optim.Optimizers;
+import org.sparseflow.train.optim.WarmupDecaySchedule;
 
 /**
  * Everything that determines a training run. Stored in {@code summary.json} and in every
@@ -28,9 +30,8 @@ public final class TrainConfig {
   public int steps = 2000;
 
   /**
-   * Overrides the MST preset's topology-update interval (steps between prune/grow); null keeps the
-   * preset's. {@code compare} sets it to steps/20 so a short run still gets about 20 topology
-   * updates, as 2000 steps with the preset's 100 would.
+   * Fixes the MST topology-update interval (steps between prune/grow); null keeps the preset's rule
+   * (the shipped presets scale ΔT to the run: steps / 20, see {@code MstConfig#withTotalSteps}).
    */
   public Integer mstDeltaT;
 
@@ -39,6 +40,15 @@ public final class TrainConfig {
   public int contextLength = 128;
   public double learningRate = 1e-3;
   public double weightDecay = 0.01;
+
+  /** Share of the run over which the learning rate warms up linearly from 0; 0 = none. */
+  public double lrWarmup = 0;
+
+  /** Learning-rate decay after the warm-up: {@code none}, {@code cosine} or {@code linear}. */
+  public String lrDecay = "none";
+
+  /** Per-parameter L2 clip of the gradient before the updater; 0 = off. */
+  public double gradClip = 0;
 
   /** Evaluate validation loss every this many steps (and at the end). */
   public int evalEvery = 100;
@@ -50,6 +60,12 @@ public final class TrainConfig {
   public int checkpointEvery = 200;
 
   public double trainFraction = 0.9;
+
+  /**
+   * Share of the corpus, taken from the end of the held-out tail, kept as a test part: nothing
+   * evaluates on it during training, and its loss is computed once at the end. 0 = none.
+   */
+  public double testFraction = 0;
 
   /**
    * Rejects out-of-range values with a message naming the option, the value and what is allowed.
@@ -95,11 +111,16 @@ public final class TrainConfig {
     if (!(learningRate > 0 && learningRate <= 1)) {
       throw new IllegalArgumentException("--lr: " + learningRate + " is outside (0, 1]");
     }
+    optimizers(); // warm-up, decay and clip
     if (!(weightDecay >= 0 && weightDecay < 1)) {
       throw new IllegalArgumentException("--weight-decay: " + weightDecay + " is outside [0, 1)");
     }
     if (!(trainFraction > 0 && trainFraction < 1)) {
       throw new IllegalArgumentException("trainFraction: " + trainFraction + " is outside (0, 1)");
+    }
+    if (!(testFraction >= 0 && testFraction <= 0.5 && testFraction < 1 - trainFraction)) {
+      throw new IllegalArgumentException(
+          "testFraction: " + testFraction + " is outside [0, min(0.5, 1 - trainFraction))");
     }
     if (model == null || model.isBlank()) {
       throw new IllegalArgumentException(
@@ -112,6 +133,16 @@ public final class TrainConfig {
     if (v < 1) {
       throw new IllegalArgumentException(name + ": " + v + " must be >= 1");
     }
+  }
+
+  /** The optimizer these options describe (validates them). */
+  public Optimizers optimizers() {
+    return new Optimizers(
+        learningRate,
+        lrWarmup,
+        WarmupDecaySchedule.Decay.parse("--lr-decay", lrDecay),
+        gradClip,
+        steps);
   }
 
   public TrainConfig copy() {

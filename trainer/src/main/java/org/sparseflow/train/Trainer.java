@@ -39,6 +39,7 @@ public final class Trainer implements Stoppable {
       long step,
       double trainLoss,
       Double valLoss,
+      Double testLoss,
       double flops,
       double density,
       double wallSeconds,
@@ -58,6 +59,7 @@ public final class Trainer implements Stoppable {
   private final Checkpoint.State state;
   private final List<StepListener> listeners = new ArrayList<>();
   private final CountDownLatch finished = new CountDownLatch(1);
+  private Double testLoss;
   private volatile boolean stopRequested;
   private PrintStream progressOut = System.err;
   private boolean interactive = ProgressBar.stderrIsTerminal();
@@ -197,6 +199,7 @@ public final class Trainer implements Stoppable {
     boolean done = state.step >= c.steps;
     if (done) {
       saveFinalModel();
+      testLoss = exp.testLoss(); // once, at the end: nothing during training looks at it
     }
     writePlots();
     writeSummary(done ? "completed" : "interrupted", null);
@@ -214,6 +217,7 @@ public final class Trainer implements Stoppable {
         state.step,
         state.lastLoss,
         state.lastValLoss,
+        testLoss,
         state.cumulativeFlops,
         driver.density(),
         state.elapsedSeconds,
@@ -261,6 +265,7 @@ public final class Trainer implements Stoppable {
     corpus.put("size_bytes", exp.corpus().sizeBytes());
     corpus.put("train_tokens", exp.split().train().length);
     corpus.put("validation_tokens", exp.split().validation().length);
+    corpus.put("test_tokens", exp.split().test().length);
     s.put("vocabulary", exp.tokenizer().vocabulary());
     ObjectNode m = s.putObject("model");
     m.put("kind", exp.model().kind());
@@ -271,6 +276,9 @@ public final class Trainer implements Stoppable {
     r.put("final_train_loss", state.lastLoss);
     if (state.lastValLoss != null) {
       r.put("final_val_loss", state.lastValLoss);
+    }
+    if (testLoss != null) {
+      r.put("final_test_loss", testLoss);
     }
     r.put("training_flops", state.cumulativeFlops);
     r.put("training_flops_estimated", exp.driver().flopsAreEstimate());

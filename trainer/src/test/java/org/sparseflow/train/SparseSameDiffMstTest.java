@@ -76,6 +76,7 @@ class SparseSameDiffMstTest {
     MstConfig c = MstConfig.preset("mst-gpt-mini-block16");
     c.setInclude(List.of(WEIGHTS));
     c.setDeltaT(4);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.setPruneInterval(2);
     return c.withTotalSteps(STEPS);
   }

@@ -66,6 +66,7 @@ class TransposedWeightsMstTest {
     MstConfig c = MstConfig.preset("mst-gpt-mini-block16");
     c.setInclude(List.of(weights));
     c.setDeltaT(4);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.setPruneInterval(2);
     MstListener mst = new MstListener(c.withTotalSteps(STEPS));
     mst.addTo(sd);

@@ -55,18 +55,8 @@ final class MstVariants {
     } else {
       c = base.copy();
       c.setPattern(variant);
-      // scale the update interval to the run: ~20 topology updates (100 at 2000 steps, as the
-      // authors)
-      c.setDeltaT(Math.max(5, steps / 20));
-      if (base.getPruneInterval() > 0) {
-        // prune-only steps at the same fraction of ΔT as in the preset
-        c.setPruneInterval(
-            (int)
-                Math.max(
-                    1,
-                    Math.round(
-                        (double) base.getPruneInterval() * c.getDeltaT() / base.getDeltaT())));
-      }
+      // ΔT and the prune interval follow the run length by the config's own rule
+      // (topologyUpdates; the MST presets ask for 20 updates per run), applied by withTotalSteps
     }
     // the sparse-able linears: attention q/k/v/o and the MLP; embeddings and head stay dense
     c.setInclude(

@@ -3,10 +3,11 @@ package org.sparseflow.examples.data;
 import java.util.Arrays;
 
 /**
- * Train/validation split of a token stream: the first {@code trainFraction} of the tokens train,
- * the rest validate (a contiguous tail, so no validation window overlaps a training one). Both
- * parts must hold at least one full window of {@code contextLength + 1} tokens (inputs plus the
- * shifted targets).
+ * Train/validation(/test) split of a token stream: the first {@code trainFraction} of the tokens
+ * train, the last {@code testFraction} (0 = none) are a test part that nothing tunes on, and the
+ * rest between them validate. Each part is contiguous, so no evaluation window overlaps a training
+ * one. Every non-empty part must hold at least one full window of {@code contextLength + 1} tokens
+ * (inputs plus the shifted targets).
  */
 public final class TokenSplit {
 
@@ -14,13 +15,35 @@ public final class TokenSplit {
 
   private final int[] train;
   private final int[] validation;
+  private final int[] test;
 
-  private TokenSplit(int[] train, int[] validation) {
+  private TokenSplit(int[] train, int[] validation, int[] test) {
     this.train = train;
     this.validation = validation;
+    this.test = test;
   }
 
+  /** Train and validation only (no test part). */
   public static TokenSplit of(int[] tokens, double trainFraction, int contextLength) {
+    return of(tokens, trainFraction, 0.0, contextLength);
+  }
+
+  /**
+   * Train, validation and test parts; {@code testFraction} in [0, 1 - trainFraction) is taken from
+   * the end of the held-out tail.
+   */
+  public static TokenSplit of(
+      int[] tokens, double trainFraction, double testFraction, int contextLength) {
+    if (!(testFraction >= 0 && testFraction < 1 - trainFraction)) {
+      throw new IllegalArgumentException(
+          "testFraction: "
+              + testFraction
+              + " is outside [0, "
+              + (1 - trainFraction)
+              + ") (what the "
+              + trainFraction
+              + " train fraction leaves)");
+    }
     if (!(trainFraction > 0 && trainFraction < 1)) {
       throw new IllegalArgumentException("trainFraction: " + trainFraction + " is outside (0, 1)");
     }
@@ -28,8 +51,9 @@ public final class TokenSplit {
       throw new IllegalArgumentException("contextLength: " + contextLength + " must be >= 1");
     }
     int cut = (int) Math.floor(tokens.length * trainFraction);
+    int testCut = tokens.length - (int) Math.floor(tokens.length * testFraction);
     int need = contextLength + 1;
-    if (cut < need || tokens.length - cut < need) {
+    if (cut < need || testCut - cut < need || testFraction > 0 && tokens.length - testCut < need) {
       long minimum = (long) Math.ceil(need / Math.min(trainFraction, 1 - trainFraction)) + 1;
       throw new IllegalArgumentException(
           "corpus: "
@@ -45,7 +69,9 @@ public final class TokenSplit {
               + " characters");
     }
     return new TokenSplit(
-        Arrays.copyOfRange(tokens, 0, cut), Arrays.copyOfRange(tokens, cut, tokens.length));
+        Arrays.copyOfRange(tokens, 0, cut),
+        Arrays.copyOfRange(tokens, cut, testCut),
+        Arrays.copyOfRange(tokens, testCut, tokens.length));
   }
 
   public int[] train() {
@@ -54,5 +80,10 @@ public final class TokenSplit {
 
   public int[] validation() {
     return validation;
+  }
+
+  /** The test part; empty when the split has none. */
+  public int[] test() {
+    return test;
   }
 }

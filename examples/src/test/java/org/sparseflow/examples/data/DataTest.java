@@ -97,6 +97,28 @@ class DataTest {
   }
 
   @Test
+  void testPartIsTheEndOfTheHeldOutTailAndDisjoint() {
+    int[] tokens = new int[1000];
+    for (int i = 0; i < tokens.length; i++) {
+      tokens[i] = i;
+    }
+    TokenSplit s = TokenSplit.of(tokens, 0.9, 0.05, 16);
+    assertEquals(900, s.train().length);
+    assertEquals(50, s.validation().length);
+    assertEquals(50, s.test().length);
+    assertEquals(900, s.validation()[0]);
+    assertEquals(949, s.validation()[49]);
+    assertEquals(950, s.test()[0]);
+    assertEquals(999, s.test()[49]);
+    assertEquals(0, TokenSplit.of(tokens, 0.9, 16).test().length);
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> TokenSplit.of(tokens, 0.9, 0.1, 16));
+    assertTrue(e.getMessage().startsWith("testFraction: 0.1 is outside"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> TokenSplit.of(tokens, 0.9, 0.01, 16));
+    assertTrue(e.getMessage().contains("too small for context length 16"), e.getMessage());
+  }
+
+  @Test
   void splitRejectsCorpusTooSmallForContext() {
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> TokenSplit.of(new int[100], 0.9, 128));

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.nd4j.shade.jackson.databind.JsonNode;
@@ -18,8 +17,9 @@ import org.sparseflow.ops.pattern.MaskPattern;
 /**
  * Everything that defines an MST run: sparsity schedule, topology-update rule, layer selection and
  * the attention schedule. JSON/YAML via ND4J's shaded Jackson; this is also the schema of the
- * {@code mst} section of dl4j-sparse-layers' {@code SparsityConfig} (see {@link #fromJsonTree}).
- * Presets ship in the jar: {@link #preset(String)} with the names in {@link #PRESETS}.
+ * {@code mst} section of dl4j-sparse-layers' {@code SparsityConfig} (see {@link
+ * #fromSparsityConfigSection}). Presets ship in the jar: {@link #preset(String)} with the names in
+ * {@link #PRESETS}.
  */
 public final class MstConfig {
 
@@ -41,6 +41,7 @@ public final class MstConfig {
   private SparsitySchedule schedule = SparsitySchedule.constant(0.0);
   private int deltaT = 100;
   private int pruneInterval = 0;
+  private int topologyUpdates = 0;
   private double updateScaleExponent = 0.0;
   private double updateScaleMax = 10.0;
   private double updateScaleFadeStart = 1.0;
@@ -74,6 +75,13 @@ public final class MstConfig {
     schedule.validate();
     if (deltaT < 1) {
       throw Args.bad("deltaT", deltaT, "an integer >= 1 (steps between topology updates)");
+    }
+    if (topologyUpdates < 0) {
+      throw Args.bad(
+          "topologyUpdates",
+          topologyUpdates,
+          "an integer >= 0 (topology updates per run; ΔT follows the run length; 0 = fixed"
+              + " deltaT)");
     }
     if (pruneInterval < 0) {
       throw Args.bad(
@@ -156,10 +164,21 @@ public final class MstConfig {
     return in && exclude.stream().noneMatch(r -> regex("exclude", r).matcher(paramName).matches());
   }
 
-  /** Copy with the run length set. */
+  /**
+   * Copy with the run length set. With {@link #getTopologyUpdates()} = n &gt; 0 the step counts
+   * follow the run too, by one rule: ΔT = max(1, steps / n), and the prune-only interval keeps its
+   * share of ΔT (at least 1). Schedule boundaries given as fractions already scale with the run.
+   */
   public MstConfig withTotalSteps(long steps) {
     MstConfig c = copy();
     c.schedule = schedule.withTotalSteps(steps);
+    if (topologyUpdates > 0) {
+      int dt = (int) Math.min(Integer.MAX_VALUE, Math.max(1, steps / topologyUpdates));
+      if (pruneInterval > 0) {
+        c.pruneInterval = (int) Math.max(1, Math.round((double) pruneInterval * dt / deltaT));
+      }
+      c.deltaT = dt;
+    }
     return c.validate();
   }
 
@@ -187,11 +206,6 @@ public final class MstConfig {
     return MstConfigIO.fromJson(json);
   }
 
-  /** From the opaque {@code mst} JSON tree of a SparsityConfig. */
-  public static MstConfig fromJsonTree(JsonNode node) {
-    return MstConfigIO.fromJsonTree(node);
-  }
-
   /**
    * The {@code mst} section of a dl4j-sparse-layers {@code SparsityConfig} (pass {@code
    * config.getMst()}), or the named preset when the section is absent.
@@ -203,11 +217,6 @@ public final class MstConfig {
   /** Binds and validates a checked document tree; see {@link MstConfigIO#fromTree}. */
   public static MstConfig fromTree(JsonNode node, String what, String source, String pathPrefix) {
     return MstConfigIO.fromTree(node, what, source, pathPrefix);
-  }
-
-  /** The field names of an MST config, for error messages. */
-  public static Set<String> knownFields() {
-    return MstConfigIO.knownFields();
   }
 
   public String toJson() {
@@ -257,6 +266,20 @@ public final class MstConfig {
 
   public void setDeltaT(int v) {
     deltaT = v;
+  }
+
+  /**
+   * Topology updates per run: when &gt; 0, {@link #withTotalSteps} sets ΔT to steps / this (and
+   * scales {@link #getPruneInterval()} with it), so a preset behaves the same at any run length.
+   * {@link #getDeltaT()} is then the value at the length the config was written for. 0 (default):
+   * ΔT is used as given.
+   */
+  public int getTopologyUpdates() {
+    return topologyUpdates;
+  }
+
+  public void setTopologyUpdates(int v) {
+    topologyUpdates = v;
   }
 
   /**
@@ -461,35 +484,10 @@ public final class MstConfig {
     attention = v;
   }
 
+  /** Equal when every field is: compared through the JSON form, which lists them all. */
   @Override
   public boolean equals(Object o) {
-    if (!(o instanceof MstConfig)) {
-      return false;
-    }
-    MstConfig c = (MstConfig) o;
-    return Objects.equals(name, c.name)
-        && Objects.equals(description, c.description)
-        && Objects.equals(source, c.source)
-        && Objects.equals(schedule, c.schedule)
-        && deltaT == c.deltaT
-        && pruneInterval == c.pruneInterval
-        && updateScaleExponent == c.updateScaleExponent
-        && updateScaleMax == c.updateScaleMax
-        && updateScaleFadeStart == c.updateScaleFadeStart
-        && updateScaleFadeEnd == c.updateScaleFadeEnd
-        && resetBiasCorrection == c.resetBiasCorrection
-        && Objects.equals(dropFraction, c.dropFraction)
-        && growMode == c.growMode
-        && gradRandomRatio == c.gradRandomRatio
-        && distribution == c.distribution
-        && Objects.equals(densityWeights, c.densityWeights)
-        && Objects.equals(pattern, c.pattern)
-        && initialMask == c.initialMask
-        && updateTopology == c.updateTopology
-        && Objects.equals(include, c.include)
-        && Objects.equals(exclude, c.exclude)
-        && seed == c.seed
-        && Objects.equals(attention, c.attention);
+    return o instanceof MstConfig c && (c == this || toJson().equals(c.toJson()));
   }
 
   @Override

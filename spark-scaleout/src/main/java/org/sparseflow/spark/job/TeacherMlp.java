@@ -70,6 +70,7 @@ public final class TeacherMlp {
   public static MstConfig mst(int deltaT, int intervals) {
     MstConfig c = MstConfig.preset("mst");
     c.setDeltaT(deltaT);
+    c.setTopologyUpdates(0); // a fixed ΔT, not scaled with the run
     c.getSchedule().setUltraSparsity(0.8);
     c.getSchedule().setFinalSparsity(0.6);
     c.getSchedule().setWarmupEnd(0.3);
