@@ -6,20 +6,25 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.mst.core.TopologyUpdater;
 
-/** Conversions between ND4J weights and the row-major float arrays of the framework-free core. */
-final class MstArrays {
+/**
+ * Conversions between ND4J weights and the row-major float arrays of the framework-free core; used
+ * by the DL4J and SameDiff adapters here and by the Spark driver.
+ */
+public final class MstArrays {
   private MstArrays() {}
 
-  static float[] rowMajor(INDArray a) {
+  /** The elements of a [rows, cols] array as row-major floats. */
+  public static float[] rowMajor(INDArray a) {
     return a.castTo(DataType.FLOAT).dup('c').data().asFloat();
   }
 
-  static INDArray toArray(float[] rowMajor, int rows, int cols, DataType dt) {
+  /** A new [rows, cols] array of type {@code dt} from row-major floats. */
+  public static INDArray toArray(float[] rowMajor, int rows, int cols, DataType dt) {
     return Nd4j.create(rowMajor, new long[] {rows, cols}, 'c').castTo(dt);
   }
 
   /** 1 everywhere except 0 at elements whose mask changed (grown or pruned). */
-  static INDArray changedKeep(TopologyUpdater.Result r, DataType dt) {
+  public static INDArray changedKeep(TopologyUpdater.Result r, DataType dt) {
     int rows = r.mask.rows();
     int cols = r.mask.cols();
     float[] keep = new float[rows * cols];

@@ -1,17 +1,15 @@
 package org.sparseflow.spark;
 
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.deeplearning4j.nn.api.Model;
-import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.mst.MstArrays;
 import org.sparseflow.mst.MstListener;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstConfig;
@@ -110,7 +108,7 @@ public final class DriverMst {
       Map<String, float[]> w = new LinkedHashMap<>();
       for (Dl4jWeights.Binding b : bindings) {
         core.register(b.name, b.rows, b.cols);
-        w.put(b.name, rowMajor(b.weight));
+        w.put(b.name, MstArrays.rowMajor(b.weight));
       }
       if (pendingRestore != null) {
         core.restore(pendingRestore);
@@ -121,7 +119,8 @@ public final class DriverMst {
     }
     for (Dl4jWeights.Binding b : bindings) {
       INDArray m =
-          toArray(core.masks().get(b.name).toElementMask(), b.rows, b.cols, b.weight.dataType());
+          MstArrays.toArray(
+              core.masks().get(b.name).toElementMask(), b.rows, b.cols, b.weight.dataType());
       b.mask.assign(m);
       b.maskParam.assign(m);
       b.weight.muli(m);
@@ -219,16 +218,17 @@ public final class DriverMst {
         }
         Map<String, float[]> w = new HashMap<>();
         for (Dl4jWeights.Binding b : bindings) {
-          w.put(b.name, rowMajor(b.weight));
+          w.put(b.name, MstArrays.rowMajor(b.weight));
         }
         Map<String, float[]> g = needsGradients() ? gradients.get() : null;
         Map<String, TopologyUpdater.Result> res = core.updateTopology(t, w, g);
         for (Dl4jWeights.Binding b : bindings) {
           TopologyUpdater.Result r = res.get(b.name);
-          INDArray m = toArray(r.mask.toElementMask(), b.rows, b.cols, b.weight.dataType());
+          INDArray m =
+              MstArrays.toArray(r.mask.toElementMask(), b.rows, b.cols, b.weight.dataType());
           b.mask.assign(m);
           b.maskParam.assign(m);
-          INDArray keep = changedKeep(r, b.rows, b.cols, b.weight.dataType());
+          INDArray keep = MstArrays.changedKeep(r, b.weight.dataType());
           b.weight.muli(keep); // regrown weights start at zero, as in the single-machine listener
           Dl4jWeights.scaleUpdaterState(net, b, keep);
           pruned += r.pruned;
@@ -256,25 +256,5 @@ public final class DriverMst {
   /** Current MST masks by name. */
   public Map<String, LayerMask> masks() {
     return core.masks();
-  }
-
-  static float[] rowMajor(INDArray a) {
-    return a.castTo(DataType.FLOAT).dup('c').data().asFloat();
-  }
-
-  static INDArray toArray(float[] rowMajor, int rows, int cols, DataType dt) {
-    return Nd4j.create(rowMajor, new long[] {rows, cols}, 'c').castTo(dt);
-  }
-
-  private static INDArray changedKeep(TopologyUpdater.Result r, int rows, int cols, DataType dt) {
-    float[] keep = new float[rows * cols];
-    Arrays.fill(keep, 1f);
-    for (int e : r.newlyActiveElements) {
-      keep[e] = 0f;
-    }
-    for (int e : r.newlyInactiveElements) {
-      keep[e] = 0f;
-    }
-    return toArray(keep, rows, cols, dt);
   }
 }

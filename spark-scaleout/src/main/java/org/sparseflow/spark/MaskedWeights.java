@@ -7,9 +7,9 @@ import java.util.TreeMap;
 import org.deeplearning4j.nn.api.Layer;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
-import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.layers.api.SparseParams;
 import org.sparseflow.layers.nn.SparseWeightLayer;
 
 /**
@@ -50,19 +50,8 @@ public final class MaskedWeights {
    * "&lt;layer&gt;_&lt;key&gt;" like DL4J params.
    */
   public static List<Ref> find(Model model) {
-    Layer[] layers;
-    if (model instanceof MultiLayerNetwork) {
-      layers = ((MultiLayerNetwork) model).getLayers();
-    } else if (model instanceof ComputationGraph) {
-      layers = ((ComputationGraph) model).getLayers();
-    } else {
-      throw new IllegalArgumentException(
-          "model = "
-              + (model == null ? null : model.getClass().getName())
-              + " is not supported; allowed: MultiLayerNetwork, ComputationGraph");
-    }
     List<Ref> out = new ArrayList<>();
-    for (Layer l : layers) {
+    for (Layer l : SparseParams.layers(model)) {
       if (!(l instanceof SparseWeightLayer)) {
         continue;
       }

@@ -6,7 +6,6 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.UUID;
 import org.deeplearning4j.datasets.iterator.utilty.ListDataSetIterator;
 import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
@@ -17,7 +16,6 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.MstConfig;
-import org.sparseflow.mst.core.MstState;
 
 /**
  * Mixed Sparsity Training with DL4J's {@link ParallelWrapper} (several devices or cores of one
@@ -28,15 +26,12 @@ import org.sparseflow.mst.core.MstState;
  * MaskGuardListener}, then one topology update on the model from the averaged parameters and the
  * dense gradients of the interval's last minibatches.
  */
-public final class ParallelMstTrainer {
+public final class ParallelMstTrainer extends IntervalMstTrainer<Model, ParallelMstTrainer> {
   private static final Logger LOG = LoggerFactory.getLogger(ParallelMstTrainer.class);
 
-  private final Model net;
-  private final DriverMst mst;
   private final int workers;
   private final int averagingFrequency;
   private final ParallelWrapper.TrainingMode mode;
-  private final IntervalRun run;
   private int gradientBatches;
 
   /**
@@ -62,6 +57,7 @@ public final class ParallelMstTrainer {
       int workers,
       int averagingFrequency,
       ParallelWrapper.TrainingMode mode) {
+    super(net, mst, "pw-");
     if (workers < 1) {
       throw new IllegalArgumentException(
           "workers = " + workers + " is invalid; allowed: an integer >= 1");
@@ -80,13 +76,10 @@ public final class ParallelMstTrainer {
               + mst.deltaT()
               + " (so replicas are averaged when the interval ends)");
     }
-    this.net = net;
-    this.mst = mst;
     this.workers = workers;
     this.averagingFrequency = averagingFrequency;
     this.mode = mode;
     this.gradientBatches = workers;
-    this.run = new IntervalRun(mst, "pw-" + UUID.randomUUID());
     mst.bind(net);
   }
 
@@ -97,16 +90,9 @@ public final class ParallelMstTrainer {
       File dir, int workers, int averagingFrequency, ParallelWrapper.TrainingMode mode)
       throws IOException {
     ScaleOutCheckpoint c = ScaleOutCheckpoint.load(dir);
-    ParallelMstTrainer t =
-        new ParallelMstTrainer(
-            c.model(), DriverMst.resume(c.state()), workers, averagingFrequency, mode);
-    t.run.resumedFrom(dir);
-    return t;
-  }
-
-  public ParallelMstTrainer checkpoint(File dir, int everyIntervals) {
-    run.checkpoint(dir, everyIntervals);
-    return this;
+    return new ParallelMstTrainer(
+            c.model(), DriverMst.resume(c.state()), workers, averagingFrequency, mode)
+        .resumedFrom(dir);
   }
 
   /**
@@ -119,31 +105,6 @@ public final class ParallelMstTrainer {
     }
     this.gradientBatches = n;
     return this;
-  }
-
-  public ParallelMstTrainer stopAfterIntervals(int n) {
-    run.stopAfterIntervals(n);
-    return this;
-  }
-
-  public Model network() {
-    return net;
-  }
-
-  public MstState state() {
-    return mst.state();
-  }
-
-  public DriverMst mst() {
-    return mst;
-  }
-
-  public String runId() {
-    return run.runId();
-  }
-
-  public List<SparkMstTrainer.IntervalLog> log() {
-    return run.log();
   }
 
   private static Collection<TrainingListener> listenersOf(Model m) {

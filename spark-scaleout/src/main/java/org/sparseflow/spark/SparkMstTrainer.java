@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.function.Supplier;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaPairRDD;
@@ -25,7 +24,6 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.MstConfig;
-import org.sparseflow.mst.core.MstState;
 import scala.Tuple2;
 
 /**
@@ -54,7 +52,7 @@ import scala.Tuple2;
  * broadcasts the network only once per instance and its workers keep their replica between fits, so
  * a topology change on the driver would otherwise never reach them.
  */
-public final class SparkMstTrainer {
+public final class SparkMstTrainer extends IntervalMstTrainer<MultiLayerNetwork, SparkMstTrainer> {
   private static final Logger LOG = LoggerFactory.getLogger(SparkMstTrainer.class);
 
   /** One interval's record. */
@@ -98,11 +96,8 @@ public final class SparkMstTrainer {
   }
 
   private final JavaSparkContext sc;
-  private final MultiLayerNetwork net;
-  private final DriverMst mst;
   private final Supplier<TrainingMaster<?, ?>> masters;
   private final int numWorkers;
-  private final IntervalRun run;
   private int gradientBatchesPerPartition = 1;
   private int auditEvery = 1;
   private boolean requirePeers = true;
@@ -135,16 +130,14 @@ public final class SparkMstTrainer {
       DriverMst mst,
       Supplier<TrainingMaster<?, ?>> masters,
       int numWorkers) {
+    super(net, mst, "spark-");
     if (numWorkers < 1) {
       throw new IllegalArgumentException(
           "numWorkers = " + numWorkers + " is invalid; allowed: an integer >= 1");
     }
     this.sc = sc;
-    this.net = net;
-    this.mst = mst;
     this.masters = masters;
     this.numWorkers = numWorkers;
-    this.run = new IntervalRun(mst, "spark-" + UUID.randomUUID());
     mst.bind(net);
   }
 
@@ -164,20 +157,9 @@ public final class SparkMstTrainer {
               + c.model().getClass().getSimpleName()
               + "; allowed: a MultiLayerNetwork checkpoint");
     }
-    SparkMstTrainer t =
-        new SparkMstTrainer(
-            sc, (MultiLayerNetwork) c.model(), DriverMst.resume(c.state()), masters, numWorkers);
-    t.run.resumedFrom(dir);
-    return t;
-  }
-
-  /**
-   * Writes a checkpoint into {@code dir} every {@code everyIntervals} intervals (and after the
-   * last).
-   */
-  public SparkMstTrainer checkpoint(File dir, int everyIntervals) {
-    run.checkpoint(dir, everyIntervals);
-    return this;
+    return new SparkMstTrainer(
+            sc, (MultiLayerNetwork) c.model(), DriverMst.resume(c.state()), masters, numWorkers)
+        .resumedFrom(dir);
   }
 
   /**
@@ -203,15 +185,6 @@ public final class SparkMstTrainer {
   }
 
   /**
-   * Stops after this many intervals of this call (to simulate a job that dies; the checkpoint
-   * stays).
-   */
-  public SparkMstTrainer stopAfterIntervals(int n) {
-    run.stopAfterIntervals(n);
-    return this;
-  }
-
-  /**
    * Gradient sharing: fail when executors in different JVMs received no updates from each other
    * (default true). Without an exchange each executor trains alone on its share of the data.
    */
@@ -231,26 +204,6 @@ public final class SparkMstTrainer {
     }
     this.peerTimeoutMs = timeout.toMillis();
     return this;
-  }
-
-  public MultiLayerNetwork network() {
-    return net;
-  }
-
-  public DriverMst mst() {
-    return mst;
-  }
-
-  public MstState state() {
-    return mst.state();
-  }
-
-  public String runId() {
-    return run.runId();
-  }
-
-  public List<IntervalLog> log() {
-    return run.log();
   }
 
   /**

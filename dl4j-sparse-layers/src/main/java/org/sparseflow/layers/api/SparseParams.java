@@ -28,26 +28,19 @@ public final class SparseParams {
    */
   public static List<SparseParam> find(Model model) {
     List<SparseParam> out = new ArrayList<>();
-    for (Layer l : layers(model)) {
-      SparseWeightLayer s = unwrap(l, SparseWeightLayer.class);
-      if (s == null) {
-        continue;
-      }
-      String prefix = paramPrefix(model, l);
-      for (String key : s.sparseWeightKeys()) {
-        if (s.packedLayout(key) != null) {
-          throw new IllegalArgumentException(
-              "weight '"
-                  + prefix
-                  + "_"
-                  + key
-                  + "' is stored packed (storage = packed, a fixed block layout without a mask"
-                  + " param): mask tools such as MST and SparseParam need storage = masked;"
-                  + " allowed: SparseParams.findPacked(model) to read and write packed weights");
-        }
-        out.add(new SparseParam(model, l, s, key, prefix + "_" + key));
-      }
-    }
+    forEachWeight(
+        model,
+        (l, s, key, name) -> {
+          if (s.packedLayout(key) != null) {
+            throw new IllegalArgumentException(
+                "weight '"
+                    + name
+                    + "' is stored packed (storage = packed, a fixed block layout without a mask"
+                    + " param): mask tools such as MST and SparseParam need storage = masked;"
+                    + " allowed: SparseParams.findPacked(model) to read and write packed weights");
+          }
+          out.add(new SparseParam(model, l, s, key, name));
+        });
     return Collections.unmodifiableList(out);
   }
 
@@ -59,6 +52,23 @@ public final class SparseParams {
    */
   public static List<PackedSparseParam> findPacked(Model model) {
     List<PackedSparseParam> out = new ArrayList<>();
+    forEachWeight(
+        model,
+        (l, s, key, name) -> {
+          if (s.packedLayout(key) != null) {
+            out.add(new PackedSparseParam(model, l, s, key, name));
+          }
+        });
+    return Collections.unmodifiableList(out);
+  }
+
+  /** One weight of a {@link SparseWeightLayer}, with its param-table name ("0_W", "attn1_Wq"). */
+  private interface WeightVisitor {
+    void visit(Layer layer, SparseWeightLayer sparse, String key, String name);
+  }
+
+  /** Every weight key of every sparse weight layer of the model (inside wrappers too). */
+  private static void forEachWeight(Model model, WeightVisitor visitor) {
     for (Layer l : layers(model)) {
       SparseWeightLayer s = unwrap(l, SparseWeightLayer.class);
       if (s == null) {
@@ -66,12 +76,9 @@ public final class SparseParams {
       }
       String prefix = paramPrefix(model, l);
       for (String key : s.sparseWeightKeys()) {
-        if (s.packedLayout(key) != null) {
-          out.add(new PackedSparseParam(model, l, s, key, prefix + "_" + key));
-        }
+        visitor.visit(l, s, key, prefix + "_" + key);
       }
     }
-    return Collections.unmodifiableList(out);
   }
 
   /**

@@ -2,24 +2,17 @@ package org.sparseflow.layers.nn;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.Layer;
-import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.layers.InputTypeUtil;
-import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
-import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.learning.config.IUpdater;
-import org.nd4j.linalg.learning.regularization.Regularization;
 
 /**
  * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW, the default),
@@ -40,7 +33,7 @@ import org.nd4j.linalg.learning.regularization.Regularization;
  * DL4J time-step masks are passed through but not applied as key masks: with causal attention and
  * right padding, valid positions never see padding. Activation defaults to identity.
  */
-public class CausalSelfAttentionLayer extends FeedForwardLayer implements SparseFlowLayerConf {
+public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
   private static final long serialVersionUID = 1L;
 
   private int nHeads = 1;
@@ -161,27 +154,9 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
   }
 
   @Override
-  public Layer instantiate(
-      NeuralNetConfiguration conf,
-      Collection<TrainingListener> listeners,
-      int layerIndex,
-      INDArray paramsView,
-      boolean initializeParams,
-      DataType dataType) {
+  Layer newImplementation(NeuralNetConfiguration conf, DataType dataType) {
     validate();
-    return LayerConfSupport.instantiate(
-        new CausalSelfAttentionLayerImpl(conf, dataType),
-        initializer(),
-        conf,
-        listeners,
-        layerIndex,
-        paramsView,
-        initializeParams);
-  }
-
-  @Override
-  public ParamInitializer initializer() {
-    return SparseFlowParamInitializer.getInstance();
+    return new CausalSelfAttentionLayerImpl(conf, dataType);
   }
 
   /** The input type as recurrent, or a clear error for any other (or no) input type. */
@@ -213,26 +188,6 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
   public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
     return InputTypeUtil.getPreprocessorForInputTypeRnnLayers(
         inputType, dataFormat, getLayerName());
-  }
-
-  @Override
-  public IUpdater getUpdaterByParam(String paramName) {
-    return LayerConfSupport.isMask(this, paramName)
-        ? LayerConfSupport.FROZEN
-        : super.getUpdaterByParam(paramName);
-  }
-
-  @Override
-  public List<Regularization> getRegularizationByParam(String paramName) {
-    return LayerConfSupport.isMask(this, paramName)
-        ? LayerConfSupport.noRegularization()
-        : super.getRegularizationByParam(paramName);
-  }
-
-  @Override
-  public LayerMemoryReport getMemoryReport(InputType inputType) {
-    return LayerConfSupport.memoryReport(
-        this, CausalSelfAttentionLayer.class, inputType, initializer().numParams(this));
   }
 
   public int getNHeads() {

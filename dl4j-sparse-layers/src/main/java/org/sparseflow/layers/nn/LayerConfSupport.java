@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.inputs.InputType;
@@ -51,8 +52,16 @@ final class LayerConfSupport {
     return impl;
   }
 
-  static List<Regularization> noRegularization() {
-    return Collections.emptyList();
+  /** The updater of a param: {@link #FROZEN} for a mask, else the configured one. */
+  static IUpdater updater(
+      SparseFlowLayerConf conf, String param, Function<String, IUpdater> configured) {
+    return isMask(conf, param) ? FROZEN : configured.apply(param);
+  }
+
+  /** The regularization of a param: none for a mask, else the configured one. */
+  static List<Regularization> regularization(
+      SparseFlowLayerConf conf, String param, Function<String, List<Regularization>> configured) {
+    return isMask(conf, param) ? Collections.emptyList() : configured.apply(param);
   }
 
   static LayerMemoryReport memoryReport(

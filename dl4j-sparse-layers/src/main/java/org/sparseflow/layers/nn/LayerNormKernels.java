@@ -7,6 +7,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.fused.RowNorm;
 
 /**
  * The kernels of {@link LayerNormLayerImpl}: layer normalisation over the features of rows [N, n],
@@ -189,12 +190,12 @@ final class LayerNormKernels {
     return out;
   }
 
-  /** Per-(b, t) mean and 1/sqrt(var + eps) of x over the features: [b * nT + t]. */
-  static void stats(View x, double[] mean, double[] inv, double eps) {
-    if (x.rows) {
-      statsRows(x, mean, inv, eps);
-      return;
-    }
+  /**
+   * NCW [b][c][t]: per-(b, t) mean and 1/sqrt(var + eps) over the features into {@code [b * nT +
+   * t]}, with t innermost (contiguous, vectorisable). Rows layouts go to {@link RowNorm}'s double
+   * kernels instead; per (b, t) the arithmetic is the same as theirs.
+   */
+  static void statsNcw(View x, double[] mean, double[] inv, double eps) {
     int nB = x.nB, nC = x.nC, nT = x.nT;
     double[] xd = x.data;
     Arrays.fill(mean, 0);
@@ -223,39 +224,10 @@ final class LayerNormKernels {
     }
   }
 
-  private static void statsRows(View x, double[] mean, double[] inv, double eps) {
-    int nR = x.rowCount(), nC = x.nC;
-    double[] xd = x.data;
-    for (int r = 0; r < nR; r++) {
-      int o = r * nC;
-      double s = 0;
-      for (int c = 0; c < nC; c++) {
-        s += xd[o + c];
-      }
-      double m = s / nC, v = 0;
-      for (int c = 0; c < nC; c++) {
-        double d = xd[o + c] - m;
-        v += d * d;
-      }
-      mean[r] = m;
-      inv[r] = 1.0 / Math.sqrt(v / nC + eps);
-    }
-  }
-
-  /** The general forward pass y = g o xhat + b into {@code y}, in the View's canonical order. */
-  static void forward(View x, double[] mean, double[] inv, double[] g, double[] bb, double[] y) {
+  /** NCW [b][c][t]: the forward pass y = g o xhat + b into {@code y}, in the same order. */
+  static void forwardNcw(View x, double[] mean, double[] inv, double[] g, double[] bb, double[] y) {
     int nB = x.nB(), nC = x.nC(), nT = x.nT();
     double[] xd = x.data();
-    if (x.rows()) {
-      for (int r = 0; r < x.rowCount(); r++) {
-        int o = r * nC;
-        double m = mean[r], iv = inv[r];
-        for (int c = 0; c < nC; c++) {
-          y[o + c] = g[c] * (xd[o + c] - m) * iv + bb[c];
-        }
-      }
-      return;
-    }
     for (int b = 0; b < nB; b++) {
       for (int c = 0; c < nC; c++) {
         int o = (b * nC + c) * nT, r = b * nT;
@@ -288,40 +260,6 @@ final class LayerNormKernels {
       }
     }.put(values, 0, (int) out.length());
     return out;
-  }
-
-  /**
-   * Rows [r][c]: per row, xhat and the two feature sums, then dx; dg and db accumulate across rows
-   * per feature.
-   */
-  static void backwardRows(
-      View x,
-      View dy,
-      double[] mean,
-      double[] inv,
-      double[] g,
-      double[] dg,
-      double[] db,
-      double[] dx) {
-    int nR = x.rowCount(), nC = x.nC;
-    double[] xd = x.data, dyd = dy.data;
-    for (int r = 0; r < nR; r++) {
-      int o = r * nC;
-      double m = mean[r], iv = inv[r], sumD = 0, sumDX = 0;
-      for (int c = 0; c < nC; c++) {
-        double d = dyd[o + c], xhat = (xd[o + c] - m) * iv;
-        xd[o + c] = xhat;
-        dg[c] += d * xhat;
-        db[c] += d;
-        double dxhat = d * g[c];
-        sumD += dxhat;
-        sumDX += dxhat * xhat;
-      }
-      double k = iv / nC;
-      for (int c = 0; c < nC; c++) {
-        dx[o + c] = k * (nC * dyd[o + c] * g[c] - sumD - xd[o + c] * sumDX);
-      }
-    }
   }
 
   /**

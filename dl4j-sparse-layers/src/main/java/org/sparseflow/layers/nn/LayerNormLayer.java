@@ -1,20 +1,15 @@
 package org.sparseflow.layers.nn;
 
-import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.Layer;
-import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
-import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
-import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * Layer normalisation over the feature dimension (Ba et al. 2016, arXiv 1607.06450), which DL4J
@@ -24,7 +19,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
  * the input's shape. Params "g" (gain, initialised to 1) and "b" (bias, biasInit), both [1, n];
  * both use the bias regularization.
  */
-public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerConf {
+public class LayerNormLayer extends SparseFlowFeedForwardLayer {
   private static final long serialVersionUID = 1L;
 
   private double eps = 1e-5;
@@ -49,27 +44,9 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
   }
 
   @Override
-  public Layer instantiate(
-      NeuralNetConfiguration conf,
-      Collection<TrainingListener> listeners,
-      int layerIndex,
-      INDArray paramsView,
-      boolean initializeParams,
-      DataType dataType) {
+  Layer newImplementation(NeuralNetConfiguration conf, DataType dataType) {
     LayerValidation.checkPositive(getLayerName(), "nIn", nIn);
-    return LayerConfSupport.instantiate(
-        new LayerNormLayerImpl(conf, dataType),
-        initializer(),
-        conf,
-        listeners,
-        layerIndex,
-        paramsView,
-        initializeParams);
-  }
-
-  @Override
-  public ParamInitializer initializer() {
-    return SparseFlowParamInitializer.getInstance();
+    return new LayerNormLayerImpl(conf, dataType);
   }
 
   @Override
@@ -107,11 +84,6 @@ public class LayerNormLayer extends FeedForwardLayer implements SparseFlowLayerC
   @Override
   public InputPreProcessor getPreProcessorForInputType(InputType inputType) {
     return null;
-  }
-
-  @Override
-  public LayerMemoryReport getMemoryReport(InputType inputType) {
-    return LayerConfSupport.memoryReport(this, LayerNormLayer.class, inputType, 2 * nIn);
   }
 
   public double getEps() {

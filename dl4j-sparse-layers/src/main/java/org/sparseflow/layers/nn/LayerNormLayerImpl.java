@@ -111,11 +111,16 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
       return activateFloatRows(training, mgr);
     }
     View x = checkedInput();
-    double[] mean = new double[x.rowCount()], inv = new double[x.rowCount()];
-    LayerNormKernels.stats(x, mean, inv, layerConf().getEps());
+    double eps = layerConf().getEps();
+    double[] g = getParam("g").toDoubleVector(), bb = getParam("b").toDoubleVector();
     double[] y = LayerNormKernels.buffer(2, x.rowCount() * x.nC());
-    LayerNormKernels.forward(
-        x, mean, inv, getParam("g").toDoubleVector(), getParam("b").toDoubleVector(), y);
+    if (x.rows()) {
+      RowNorm.forwardDoubleRows(x.data(), y, g, bb, eps, x.rowCount(), x.nC());
+    } else {
+      double[] mean = new double[x.rowCount()], inv = new double[x.rowCount()];
+      LayerNormKernels.statsNcw(x, mean, inv, eps);
+      LayerNormKernels.forwardNcw(x, mean, inv, g, bb, y);
+    }
     return mgr.leverageTo(ArrayType.ACTIVATIONS, create(y));
   }
 
@@ -137,16 +142,17 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     View x = checkedInput();
     View dy = LayerNormKernels.load(epsilon, 1, nwc());
     int nB = x.nB(), nC = x.nC(), nT = x.nT();
-    double[] mean = new double[nB * nT], inv = new double[nB * nT];
-    LayerNormKernels.stats(x, mean, inv, layerConf().getEps());
+    double eps = layerConf().getEps();
     double[] g = getParam("g").toDoubleVector();
     double[] dg = new double[nC], db = new double[nC];
     // dx = inv / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat o xhat)), dxhat = dy o g, sums over
     // features
     double[] dx = LayerNormKernels.buffer(2, nB * nC * nT);
     if (x.rows()) {
-      LayerNormKernels.backwardRows(x, dy, mean, inv, g, dg, db, dx);
+      RowNorm.backwardDoubleRows(x.data(), dy.data(), g, eps, dx, dg, db, x.rowCount(), nC);
     } else {
+      double[] mean = new double[nB * nT], inv = new double[nB * nT];
+      LayerNormKernels.statsNcw(x, mean, inv, eps);
       LayerNormKernels.backwardNcw(x, dy, mean, inv, g, dg, db, dx);
     }
     return gradients(dg, db, create(dx), mgr);

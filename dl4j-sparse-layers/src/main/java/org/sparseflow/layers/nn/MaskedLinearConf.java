@@ -9,26 +9,53 @@ import java.util.List;
  */
 interface MaskedLinearConf extends SparseFlowLayerConf {
 
+  /** The masked-weight fields of the layer (not a bean getter, so it stays out of the JSON). */
+  MaskedWeightSettings maskedWeights();
+
   /** Pattern string of W (PatternSpec form). */
-  String getPattern();
+  default String getPattern() {
+    return maskedWeights().pattern();
+  }
+
+  default void setPattern(String pattern) {
+    maskedWeights().pattern(pattern);
+  }
+
+  /** Target density of the initial mask. */
+  default double getDensity() {
+    return maskedWeights().density();
+  }
+
+  default void setDensity(double density) {
+    maskedWeights().density(density);
+  }
+
+  /** {@code masked} (dense W plus mask param M) or {@code packed} (see {@link PackedStorage}). */
+  default String getStorage() {
+    return maskedWeights().storage();
+  }
+
+  default void setStorage(String storage) {
+    maskedWeights().storage(storage);
+  }
+
+  /** Row-major indices of the kept blocks when storage = packed, else null. */
+  default int[] getBlockLayout() {
+    return maskedWeights().blockLayout();
+  }
+
+  default void setBlockLayout(int[] blockLayout) {
+    maskedWeights().blockLayout(blockLayout);
+  }
 
   /** Whether the layer has a bias param b. */
   boolean hasBias();
-
-  /** Target density of the initial mask. */
-  double getDensity();
 
   String getLayerName();
 
   long getNIn();
 
   long getNOut();
-
-  /** {@code masked} (dense W plus mask param M) or {@code packed} (see {@link PackedStorage}). */
-  String getStorage();
-
-  /** Row-major indices of the kept blocks (packed storage), else null. */
-  int[] getBlockLayout();
 
   /** The packed layout, or a clear error when a packed configuration has none. */
   private int[] requireLayout() {

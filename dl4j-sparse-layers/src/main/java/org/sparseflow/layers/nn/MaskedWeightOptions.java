@@ -11,6 +11,11 @@ final class MaskedWeightOptions {
   int[] blockLayout;
   long layoutSeed = 12345L;
 
+  /** The collected options as the fields of the layer configuration being built. */
+  MaskedWeightSettings settings() {
+    return new MaskedWeightSettings(pattern, density, storage, blockLayout);
+  }
+
   /**
    * Checks the sparsity of a [nIn, nOut] weight and fills in the packed block layout (a seeded
    * random one when none was given); called by the builders' {@code build()}.

@@ -1,23 +1,15 @@
 package org.sparseflow.layers.nn;
 
-import java.util.Arrays;
-import java.util.Collection;
-import java.util.List;
 import java.util.Objects;
 import org.deeplearning4j.nn.api.Layer;
-import org.deeplearning4j.nn.api.ParamInitializer;
 import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.layers.InputTypeUtil;
-import org.deeplearning4j.nn.conf.memory.LayerMemoryReport;
-import org.deeplearning4j.optimize.api.TrainingListener;
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.learning.config.IUpdater;
-import org.nd4j.linalg.learning.regularization.Regularization;
+import org.nd4j.shade.jackson.annotation.JsonIgnore;
 
 /**
  * Sparse fully connected layer: y = act(x (W o M) + b). Params "W" [nIn, nOut], "b" [1, nOut] (if
@@ -31,13 +23,13 @@ import org.nd4j.linalg.learning.regularization.Regularization;
  * density}: fraction of weights kept by the initial (seeded random) mask, in (0, 1] (N:M patterns
  * keep n/m).
  */
-public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearConf {
+public class SparseDenseLayer extends SparseFlowFeedForwardLayer implements MaskedLinearConf {
   private static final long serialVersionUID = 1L;
 
-  private String pattern = "unstructured";
-  private double density = 1.0;
-  private String storage = PackedStorage.MASKED;
-  private int[] blockLayout;
+  // not a JSON property itself: the bean accessors of MaskedLinearConf (getPattern, setPattern,
+  // ...)
+  // keep the flat keys pattern, density, storage and blockLayout
+  @JsonIgnore private MaskedWeightSettings maskedWeights = new MaskedWeightSettings();
   private boolean hasBias = true;
 
   /** Jackson. */
@@ -45,30 +37,14 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
 
   protected SparseDenseLayer(Builder b) {
     super(b);
-    this.pattern = b.weights.pattern;
-    this.density = b.weights.density;
-    this.storage = b.weights.storage;
-    this.blockLayout = b.weights.blockLayout;
+    this.maskedWeights = b.weights.settings();
     this.hasBias = b.hasBias;
     initializeConstraints(b);
   }
 
   @Override
-  public Layer instantiate(
-      NeuralNetConfiguration conf,
-      Collection<TrainingListener> listeners,
-      int layerIndex,
-      INDArray paramsView,
-      boolean initializeParams,
-      DataType dataType) {
-    return LayerConfSupport.instantiate(
-        new SparseDenseLayerImpl(conf, dataType),
-        initializer(),
-        conf,
-        listeners,
-        layerIndex,
-        paramsView,
-        initializeParams);
+  Layer newImplementation(NeuralNetConfiguration conf, DataType dataType) {
+    return new SparseDenseLayerImpl(conf, dataType);
   }
 
   /**
@@ -105,64 +81,15 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
   }
 
   @Override
-  public ParamInitializer initializer() {
-    return SparseFlowParamInitializer.getInstance();
+  public MaskedWeightSettings maskedWeights() {
+    return maskedWeights;
   }
 
   @Override
-  public IUpdater getUpdaterByParam(String paramName) {
-    return LayerConfSupport.isMask(this, paramName)
-        ? LayerConfSupport.FROZEN
-        : super.getUpdaterByParam(paramName);
-  }
-
-  @Override
-  public List<Regularization> getRegularizationByParam(String paramName) {
-    return LayerConfSupport.isMask(this, paramName)
-        ? LayerConfSupport.noRegularization()
-        : super.getRegularizationByParam(paramName);
-  }
-
-  @Override
-  public LayerMemoryReport getMemoryReport(InputType inputType) {
-    return LayerConfSupport.memoryReport(
-        this, SparseDenseLayer.class, inputType, initializer().numParams(this));
-  }
-
-  public String getPattern() {
-    return pattern;
-  }
-
-  public void setPattern(String pattern) {
-    this.pattern = pattern;
-  }
-
-  public double getDensity() {
-    return density;
-  }
-
-  /** {@code masked} (default) or {@code packed}: see {@link PackedStorage}. */
-  @Override
-  public String getStorage() {
-    return storage;
-  }
-
-  public void setStorage(String storage) {
-    this.storage = storage;
-  }
-
-  /** Row-major indices of the kept blocks when storage = packed, else null. */
-  @Override
-  public int[] getBlockLayout() {
-    return blockLayout == null ? null : blockLayout.clone();
-  }
-
-  public void setBlockLayout(int[] blockLayout) {
-    this.blockLayout = blockLayout == null ? null : blockLayout.clone();
-  }
-
-  public void setDensity(double density) {
-    this.density = density;
+  public SparseDenseLayer clone() {
+    SparseDenseLayer c = (SparseDenseLayer) super.clone();
+    c.maskedWeights = maskedWeights.copy();
+    return c;
   }
 
   public boolean isHasBias() {
@@ -173,6 +100,7 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
     this.hasBias = hasBias;
   }
 
+  @Override
   public boolean hasBias() {
     return hasBias;
   }
@@ -186,17 +114,12 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
       return false;
     }
     SparseDenseLayer that = (SparseDenseLayer) o;
-    return Double.compare(density, that.density) == 0
-        && Objects.equals(storage, that.storage)
-        && Arrays.equals(blockLayout, that.blockLayout)
-        && hasBias == that.hasBias
-        && Objects.equals(pattern, that.pattern);
+    return hasBias == that.hasBias && maskedWeights.equals(that.maskedWeights);
   }
 
   @Override
   public int hashCode() {
-    return 31 * Arrays.hashCode(blockLayout)
-        + Objects.hash(super.hashCode(), pattern, density, storage, hasBias);
+    return Objects.hash(super.hashCode(), maskedWeights, hasBias);
   }
 
   @Override
@@ -207,12 +130,8 @@ public class SparseDenseLayer extends FeedForwardLayer implements MaskedLinearCo
         + nIn
         + ", nOut="
         + nOut
-        + ", pattern="
-        + pattern
-        + ", density="
-        + density
-        + ", storage="
-        + storage
+        + ", "
+        + maskedWeights.describe()
         + ", hasBias="
         + hasBias
         + ")";

@@ -1,6 +1,5 @@
 package org.sparseflow.layers.nn;
 
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -16,6 +15,7 @@ import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.regularization.Regularization;
 import org.nd4j.linalg.lossfunctions.ILossFunction;
 import org.nd4j.linalg.lossfunctions.LossFunctions;
+import org.nd4j.shade.jackson.annotation.JsonIgnore;
 
 /**
  * Sparse output layer: like DL4J's OutputLayer (2d input and labels, any loss function) with a
@@ -25,20 +25,17 @@ import org.nd4j.linalg.lossfunctions.LossFunctions;
 public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearConf {
   private static final long serialVersionUID = 1L;
 
-  private String pattern = "unstructured";
-  private double density = 1.0;
-  private String storage = PackedStorage.MASKED;
-  private int[] blockLayout;
+  // not a JSON property itself: the bean accessors of MaskedLinearConf (getPattern, setPattern,
+  // ...)
+  // keep the flat keys pattern, density, storage and blockLayout
+  @JsonIgnore private MaskedWeightSettings maskedWeights = new MaskedWeightSettings();
 
   /** Jackson. */
   public SparseOutputLayer() {}
 
   protected SparseOutputLayer(Builder b) {
     super(b);
-    this.pattern = b.weights.pattern;
-    this.density = b.weights.density;
-    this.storage = b.weights.storage;
-    this.blockLayout = b.weights.blockLayout;
+    this.maskedWeights = b.weights.settings();
     initializeConstraints(b);
   }
 
@@ -67,52 +64,24 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
 
   @Override
   public IUpdater getUpdaterByParam(String paramName) {
-    return LayerConfSupport.isMask(this, paramName)
-        ? LayerConfSupport.FROZEN
-        : super.getUpdaterByParam(paramName);
+    return LayerConfSupport.updater(this, paramName, super::getUpdaterByParam);
   }
 
   @Override
   public List<Regularization> getRegularizationByParam(String paramName) {
-    return LayerConfSupport.isMask(this, paramName)
-        ? LayerConfSupport.noRegularization()
-        : super.getRegularizationByParam(paramName);
+    return LayerConfSupport.regularization(this, paramName, super::getRegularizationByParam);
   }
 
-  public String getPattern() {
-    return pattern;
-  }
-
-  public void setPattern(String pattern) {
-    this.pattern = pattern;
-  }
-
-  public double getDensity() {
-    return density;
-  }
-
-  /** {@code masked} (default) or {@code packed}: see {@link PackedStorage}. */
   @Override
-  public String getStorage() {
-    return storage;
+  public MaskedWeightSettings maskedWeights() {
+    return maskedWeights;
   }
 
-  public void setStorage(String storage) {
-    this.storage = storage;
-  }
-
-  /** Row-major indices of the kept blocks when storage = packed, else null. */
   @Override
-  public int[] getBlockLayout() {
-    return blockLayout == null ? null : blockLayout.clone();
-  }
-
-  public void setBlockLayout(int[] blockLayout) {
-    this.blockLayout = blockLayout == null ? null : blockLayout.clone();
-  }
-
-  public void setDensity(double density) {
-    this.density = density;
+  public SparseOutputLayer clone() {
+    SparseOutputLayer c = (SparseOutputLayer) super.clone();
+    c.maskedWeights = maskedWeights.copy();
+    return c;
   }
 
   @Override
@@ -124,16 +93,12 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
       return false;
     }
     SparseOutputLayer that = (SparseOutputLayer) o;
-    return Double.compare(density, that.density) == 0
-        && Objects.equals(storage, that.storage)
-        && Arrays.equals(blockLayout, that.blockLayout)
-        && Objects.equals(pattern, that.pattern);
+    return maskedWeights.equals(that.maskedWeights);
   }
 
   @Override
   public int hashCode() {
-    return 31 * Arrays.hashCode(blockLayout)
-        + Objects.hash(super.hashCode(), pattern, density, storage);
+    return Objects.hash(super.hashCode(), maskedWeights);
   }
 
   @Override
@@ -144,12 +109,8 @@ public class SparseOutputLayer extends BaseOutputLayer implements MaskedLinearCo
         + nIn
         + ", nOut="
         + nOut
-        + ", pattern="
-        + pattern
-        + ", density="
-        + density
-        + ", storage="
-        + storage
+        + ", "
+        + maskedWeights.describe()
         + ", loss="
         + lossFn
         + ")";

@@ -1,7 +1,6 @@
 package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.layers.DenseLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
@@ -29,14 +28,8 @@ public class DenseLayerSparsifier implements LayerSparsifier {
 
   @Override
   public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
-    Map<String, Object> set = new LinkedHashMap<>();
-    set.put("pattern", target.pattern());
-    set.put("density", target.density());
+    Map<String, Object> set = LayerConfigCopier.maskedWeightFields(target);
     set.put("hasBias", ((DenseLayer) layer).hasBias());
-    if (target.packed()) {
-      set.put("storage", "packed");
-      set.put("blockLayout", target.layouts().get("W"));
-    }
     return LayerConfigCopier.convert(layer, SparseDenseLayer.class, set);
   }
 }

@@ -1,5 +1,6 @@
 package org.sparseflow.layers.spi;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
@@ -43,6 +44,22 @@ public final class LayerConfigCopier {
               + e.getMessage(),
           e);
     }
+  }
+
+  /**
+   * The JSON fields of a masked (or packed) weight layer for {@code target}: pattern and density,
+   * and with packed storage the storage and the layout of weight "W". A new mutable map, so a
+   * sparsifier can add its layer's own fields.
+   */
+  static Map<String, Object> maskedWeightFields(LayerSparsity target) {
+    Map<String, Object> set = new LinkedHashMap<>();
+    set.put("pattern", target.pattern());
+    set.put("density", target.density());
+    if (target.packed()) {
+      set.put("storage", "packed");
+      set.put("blockLayout", target.layouts().get("W"));
+    }
+    return set;
   }
 
   static ObjectMapper mapper() {

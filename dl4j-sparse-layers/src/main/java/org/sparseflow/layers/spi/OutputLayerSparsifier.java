@@ -1,7 +1,6 @@
 package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.deeplearning4j.nn.conf.layers.OutputLayer;
@@ -28,13 +27,7 @@ public class OutputLayerSparsifier implements LayerSparsifier {
 
   @Override
   public Layer sparsify(Layer layer, LayerSparsity target, SparsityConfig config) {
-    Map<String, Object> set = new LinkedHashMap<>();
-    set.put("pattern", target.pattern());
-    set.put("density", target.density());
-    if (target.packed()) {
-      set.put("storage", "packed");
-      set.put("blockLayout", target.layouts().get("W"));
-    }
+    Map<String, Object> set = LayerConfigCopier.maskedWeightFields(target);
     return LayerConfigCopier.convert(layer, SparseOutputLayer.class, set);
   }
 }

@@ -68,41 +68,9 @@ final class AttentionBackwardKernel {
         long qRow = base + (long) qb * b;
         long qAt = blas.at(o.qAddr, qRow * d);
         long doAt = blas.at(doAddr, qRow * d);
-        int off = 0;
-        for (int r = 0; r < runs.length; r += 2) {
-          int len = runs[r + 1] * b;
-          long kRow = base + (long) runs[r] * b;
-          // S^T[run] = scale K_run Q_I^T ; dP^T[run] = V_run dO_I^T
-          blas.gemm(
-              false,
-              true,
-              len,
-              b,
-              d,
-              scale,
-              blas.at(o.kAddr, kRow * d),
-              d,
-              qAt,
-              d,
-              0.0,
-              st.at((long) off * b),
-              b);
-          blas.gemm(
-              false,
-              true,
-              len,
-              b,
-              d,
-              1.0,
-              blas.at(o.vAddr, kRow * d),
-              d,
-              doAt,
-              d,
-              0.0,
-              dpt.at((long) off * b),
-              b);
-          off += len;
-        }
+        // S^T[run] = scale K_run Q_I^T ; dP^T[run] = V_run dO_I^T
+        AttentionForwardKernel.keyRunProducts(blas, runs, base, b, d, scale, o.kAddr, qAt, st);
+        AttentionForwardKernel.keyRunProducts(blas, runs, base, b, d, 1.0, o.vAddr, doAt, dpt);
         int diagOff = nk - b;
         if (vec) {
           float[] pf = st.readFloats(nk * b);
@@ -158,7 +126,7 @@ final class AttentionBackwardKernel {
           }
         }
         long dqAt = blas.at(dqAddr, qRow * d);
-        off = 0;
+        int off = 0;
         for (int r = 0; r < runs.length; r += 2) {
           int len = runs[r + 1] * b;
           long kRow = base + (long) runs[r] * b;

@@ -75,6 +75,45 @@ final class AttentionForwardKernel {
     return Arrays.copyOf(tmp, n);
   }
 
+  /**
+   * {@code out[run] = alpha X_run A^T} ([len x b] each, packed run after run into {@code out}) for
+   * every run of consecutive key blocks ({@link #runs}), X [T x d] at {@code xAddr} from row {@code
+   * base}, A the b query rows [b x d] at {@code aAt}: with X = K, A = Q_I and alpha = scale the
+   * transposed scores S^T of the forward and backward passes, with X = V, A = dO_I and alpha = 1
+   * the transposed dP^T of the backward pass.
+   */
+  static void keyRunProducts(
+      NativeGemm blas,
+      int[] runs,
+      long base,
+      int b,
+      int d,
+      double alpha,
+      long xAddr,
+      long aAt,
+      NativeGemm.Scratch out) {
+    int off = 0;
+    for (int r = 0; r < runs.length; r += 2) {
+      int len = runs[r + 1] * b;
+      long xRow = base + (long) runs[r] * b;
+      blas.gemm(
+          false,
+          true,
+          len,
+          b,
+          d,
+          alpha,
+          blas.at(xAddr, xRow * d),
+          d,
+          aAt,
+          d,
+          0.0,
+          out.at((long) off * b),
+          b);
+      off += len;
+    }
+  }
+
   static void forwardTile(
       AttentionGeometry g,
       BlockLayout layout,
@@ -95,27 +134,8 @@ final class AttentionForwardKernel {
     int nk = kb.length * b;
     long qRow = base + (long) qb * b;
     try (NativeGemm.Scratch st = blas.scratch((long) nk * b)) {
-      int off = 0;
-      for (int r = 0; r < runs.length; r += 2) {
-        int len = runs[r + 1] * b;
-        long kRow = base + (long) runs[r] * b;
-        // S^T[run] = scale * K_run Q_I^T   ([len x b])
-        blas.gemm(
-            false,
-            true,
-            len,
-            b,
-            d,
-            scale,
-            blas.at(o.kAddr, kRow * d),
-            d,
-            blas.at(o.qAddr, qRow * d),
-            d,
-            0.0,
-            st.at((long) off * b),
-            b);
-        off += len;
-      }
+      // S^T[run] = scale * K_run Q_I^T   ([len x b])
+      keyRunProducts(blas, runs, base, b, d, scale, o.kAddr, blas.at(o.qAddr, qRow * d), st);
       int diagOff = nk - b; // key blocks are sorted and qb (the diagonal) is the largest
       double[] delta = null;
       double[][] es = new double[b][];
@@ -176,7 +196,7 @@ final class AttentionForwardKernel {
         st.write(s, nk * b);
       }
       long oAt = blas.at(outAddr, qRow * d);
-      off = 0;
+      int off = 0;
       for (int r = 0; r < runs.length; r += 2) {
         int len = runs[r + 1] * b;
         long vRow = base + (long) runs[r] * b;

@@ -120,36 +120,17 @@ public final class BlockSparseKernels {
    */
   public static Probe forward(
       INDArray x, INDArray w, BlockMask mask, INDArray y, boolean overwrite) {
-    final int b = mask.blockSize();
-    final int n = (int) x.size(0);
-    StridedBlas.Mat mx = StridedBlas.Mat.of(x),
-        mw = StridedBlas.Mat.of(w),
-        my = StridedBlas.Mat.of(y);
     // unit of work: one output column block j (all its gemms write y[:, jb]);
     // y[:, c0:c0+b] (+)= x[:, r0:r0+len] * W[r0:r0+len, c0:c0+b] for each run of kept row blocks
-    // a contiguous row-major y is probed once as a whole after all panels: a row-major panel is
-    // b-wide rows
-    // far apart, and probing it per panel cost ~8% of a gpt-mini training step
-    int cols = (int) y.size(1);
-    boolean whole = overwrite && my.cs == 1 && my.rs == cols;
-    Probe p =
-        runPanels(
-            mask.blockCols(),
-            mask.blockRows(),
-            b,
-            j -> ib -> mask.isBlockKept(ib, j),
-            overwrite,
-            (j, r0, len, beta) ->
-                StridedBlas.gemm(
-                    n, b, len, mx.sub(0, r0), mw.sub(r0, j * b), my.sub(0, j * b), beta),
-            j -> my.sub(0, (long) j * b),
-            n,
-            b,
-            !whole);
-    if (whole && Double.isNaN(probeSum(y))) {
-      return Probe.NAN;
-    }
-    return p;
+    return keptBlockProduct(
+        x,
+        StridedBlas.Mat.of(w),
+        mask.blockCols(),
+        mask.blockRows(),
+        mask.blockSize(),
+        j -> ib -> mask.isBlockKept(ib, j),
+        y,
+        overwrite);
   }
 
   /**
@@ -158,39 +139,62 @@ public final class BlockSparseKernels {
    */
   public static Probe inputGrad(
       INDArray dy, INDArray w, BlockMask mask, INDArray dx, boolean overwrite) {
-    final int b = mask.blockSize();
-    final int n = (int) dy.size(0);
-    StridedBlas.Mat mdy = StridedBlas.Mat.of(dy),
-        mwt = StridedBlas.Mat.of(w).t(),
-        mdx = StridedBlas.Mat.of(dx);
     // unit of work: one input row block i (all its gemms write dx[:, ib]), i.e. a column block of
-    // W^T;
-    // dx[:, r0:r0+b] (+)= dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept column
-    // blocks
-    // a contiguous row-major dx is probed once as a whole (as in forward)
-    int cols = (int) dx.size(1);
-    boolean whole = overwrite && mdx.cs == 1 && mdx.rs == cols;
+    // W^T; dx[:, r0:r0+b] (+)= dy[:, c0:c0+len] * (W[r0:r0+b, c0:c0+len])^T for each run of kept
+    // column blocks
+    return keptBlockProduct(
+        dy,
+        StridedBlas.Mat.of(w).t(),
+        mask.blockRows(),
+        mask.blockCols(),
+        mask.blockSize(),
+        i -> jb -> mask.isBlockKept(i, jb),
+        dx,
+        overwrite);
+  }
+
+  /**
+   * out (+)= a w over the kept blocks of w, one output column panel of width b at a time: the body
+   * of {@link #forward} (w = W) and {@link #inputGrad} (w = W^T, the mask read transposed). {@code
+   * kept.apply(panel).test(block)}: whether block {@code block} of the runs (the rows of w) is kept
+   * in output panel {@code panel}.
+   */
+  private static Probe keptBlockProduct(
+      INDArray a,
+      StridedBlas.Mat mw,
+      int panels,
+      int runBlocks,
+      int b,
+      IntFunction<IntPredicate> kept,
+      INDArray out,
+      boolean overwrite) {
+    final int n = (int) a.size(0);
+    StridedBlas.Mat ma = StridedBlas.Mat.of(a), mo = StridedBlas.Mat.of(out);
+    // a contiguous row-major output is probed once as a whole after all panels: a row-major panel
+    // is b-wide rows far apart, and probing it per panel cost ~8% of a gpt-mini training step
+    int cols = (int) out.size(1);
+    boolean whole = overwrite && mo.cs == 1 && mo.rs == cols;
     Probe p =
         runPanels(
-            mask.blockRows(),
-            mask.blockCols(),
+            panels,
+            runBlocks,
             b,
-            i -> jb -> mask.isBlockKept(i, jb),
+            kept,
             overwrite,
-            (i, c0, len, beta) ->
+            (j, r0, len, beta) ->
                 StridedBlas.gemm(
                     n,
                     b,
                     len,
-                    mdy.sub(0, c0),
-                    mwt.sub(c0, (long) i * b),
-                    mdx.sub(0, (long) i * b),
+                    ma.sub(0, r0),
+                    mw.sub(r0, (long) j * b),
+                    mo.sub(0, (long) j * b),
                     beta),
-            i -> mdx.sub(0, (long) i * b),
+            j -> mo.sub(0, (long) j * b),
             n,
             b,
             !whole);
-    if (whole && Double.isNaN(probeSum(dx))) {
+    if (whole && Double.isNaN(probeSum(out))) {
       return Probe.NAN;
     }
     return p;
