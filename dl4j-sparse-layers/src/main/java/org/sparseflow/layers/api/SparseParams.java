@@ -35,13 +35,13 @@ public final class SparseParams {
       }
       String prefix = paramPrefix(model, l);
       for (String key : s.sparseWeightKeys()) {
-        if (s.packedLayout(key) != null) {
+        if (s.packedLayout(key) != null || s.packedNmLayout(key) != null) {
           throw new IllegalArgumentException(
               "weight '"
                   + prefix
                   + "_"
                   + key
-                  + "' is stored packed (storage = packed, a fixed block layout without a mask"
+                  + "' is stored packed (storage = packed, a fixed layout without a mask"
                   + " param): mask tools such as MST and SparseParam need storage = masked;"
                   + " allowed: SparseParams.findPacked(model) to read and write packed weights");
         }
@@ -66,7 +66,7 @@ public final class SparseParams {
       }
       String prefix = paramPrefix(model, l);
       for (String key : s.sparseWeightKeys()) {
-        if (s.packedLayout(key) != null) {
+        if (s.packedLayout(key) != null || s.packedNmLayout(key) != null) {
           out.add(new PackedSparseParam(model, l, s, key, prefix + "_" + key));
         }
       }

@@ -182,9 +182,8 @@ public final class PackedNmLayout {
         }
       }
     }
-    // exactly n ones per group: the top n scores of each group are the kept weights
-    INDArray scores = Nd4j.createFromArray(flags).reshape('c', rows, cols);
-    return (NMMask) PatternSpec.nm(n, m).fromScores(scores, density());
+    INDArray mask01 = Nd4j.createFromArray(flags).reshape('c', rows, cols);
+    return (NMMask) PatternSpec.nm(n, m).fromDense(mask01);
   }
 
   /** Row offset inside its group (0 .. m - 1) of the kept weight at packed position k. */
