@@ -21,7 +21,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * initialMask: MAGNITUDE      # RANDOM | MAGNITUDE
  * storage: masked            # masked (dense W + mask) | packed (block or N:M patterns: kept
  *                             # values only; N:M adds 2-bit offsets for m <= 4; dense and
- *                             # output layers; attention projections stay masked with N:M)
+ *                             # output layers and attention projections)
  * seed: 42
  * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
  * SameDiff var names)
@@ -69,8 +69,7 @@ public class SparsityConfig {
    * Weight storage: only the kept values (memory follows density). Block patterns keep the kept
    * blocks; N:M patterns keep n of every m values plus each one's offset in its group (2 bits for m
    * <= 4, so 2:4 costs 2 B of values + 1/8 B of offsets per dense fp32 weight). Unstructured
-   * patterns are refused. N:M applies to dense and output layers; attention projections are packed
-   * with block patterns only and stay masked with N:M.
+   * patterns are refused. Applies to dense and output layers and to attention projections.
    */
   public static final String STORAGE_PACKED = "packed";
 

@@ -20,6 +20,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.nd4j.linalg.learning.regularization.Regularization;
+import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW, the default),
@@ -77,12 +78,15 @@ public class CausalSelfAttentionLayer extends FeedForwardLayer implements Sparse
     List<ParamSpec> l = new ArrayList<>();
     if (packedProjections()) {
       validate();
-      int b = SparseKernels.parsePattern("projectionPattern", projectionPattern).getBlockSize();
+      PatternSpec ps = SparseKernels.parsePattern("projectionPattern", projectionPattern);
+      int b = ps.getBlockSize();
       for (int i = 0; i < PROJ.length; i++) {
         long rows = PROJ[i].equals("o") ? nOut : nIn;
+        long packedRows =
+            ps.getN() > 0 ? rows / ps.getM() * ps.getN() : (long) projectionLayouts[i].length * b;
         l.add(
             ParamSpec.packedWeight(
-                "W" + PROJ[i], (long) projectionLayouts[i].length * b, b, rows, nOut));
+                "W" + PROJ[i], packedRows, ps.getN() > 0 ? nOut : b, rows, nOut));
         if (hasBias) {
           l.add(ParamSpec.bias("b" + PROJ[i], nOut));
         }

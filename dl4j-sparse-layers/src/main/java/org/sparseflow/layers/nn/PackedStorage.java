@@ -129,14 +129,6 @@ final class PackedStorage {
               + "projectionStorage = packed with projectionPattern = null; allowed: packed"
               + " storage with a block projectionPattern");
     }
-    if (packed && PackedNmStorage.isNm(pattern)) {
-      throw new IllegalArgumentException(
-          LayerValidation.where(name)
-              + "projectionStorage = packed with projectionPattern = '"
-              + pattern
-              + "' is not supported; allowed: packed projections with block8|16|32|64 patterns"
-              + " (n:m projections: projectionStorage = masked)");
-    }
     if (layouts != null && layouts.length != 4) {
       throw new IllegalArgumentException(
           LayerValidation.where(name)

@@ -10,7 +10,6 @@ import org.deeplearning4j.nn.conf.layers.SelfAttentionLayer;
 import org.deeplearning4j.nn.weights.WeightInit;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
-import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * Built-in: DL4J's {@link SelfAttentionLayer} (bidirectional, a SameDiffLayer with the M2.1
@@ -80,8 +79,7 @@ public class SelfAttentionSparsifier implements LayerSparsifier {
     }
     if (target.sparseWeights()) {
       b.projectionPattern(target.pattern()).projectionDensity(target.density());
-      // packed projections take block patterns; n:m projections stay masked (dense W + mask)
-      if (target.packed() && PatternSpec.parse(target.pattern()).getN() == 0) {
+      if (target.packed()) {
         Map<String, int[]> l = target.layouts();
         b.projectionStorage("packed")
             .projectionLayouts(new int[][] {l.get("Wq"), l.get("Wk"), l.get("Wv"), l.get("Wo")});

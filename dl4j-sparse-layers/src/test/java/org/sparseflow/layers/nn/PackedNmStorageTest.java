@@ -99,9 +99,7 @@ class PackedNmStorageTest {
     PackedNmLayout l0 = layoutOf(masked.getParam("0_M"), pattern);
     PackedNmLayout l1 = layoutOf(masked.getParam("1_M"), pattern);
     MultiLayerNetwork p =
-        net(
-            conf(
-                "packed", pattern, shape, u, new int[][] {l0.indexWords(), l1.indexWords()}));
+        net(conf("packed", pattern, shape, u, new int[][] {l0.indexWords(), l1.indexWords()}));
     List<PackedSparseParam> packed = SparseParams.findPacked(p);
     assertEquals(List.of("0_W", "1_W"), packed.stream().map(PackedSparseParam::name).toList());
     assertEquals(l0, packed.get(0).nmLayout());
@@ -186,8 +184,7 @@ class PackedNmStorageTest {
 
   @Test
   void jsonRoundTripKeepsStorageAndIndexWords() {
-    MultiLayerConfiguration c =
-        conf("packed", "2:4", new int[] {16, 24, 8}, new Adam(1e-3), null);
+    MultiLayerConfiguration c = conf("packed", "2:4", new int[] {16, 24, 8}, new Adam(1e-3), null);
     MultiLayerConfiguration back = MultiLayerConfiguration.fromJson(c.toJson());
     assertEquals(c, back);
     assertEquals(c.toJson(), back.toJson());
@@ -200,8 +197,7 @@ class PackedNmStorageTest {
     // corrupted index words in a configuration are refused when the network is built
     MultiLayerConfiguration badConf = MultiLayerConfiguration.fromJson(c.toJson());
     ((SparseDenseLayer) badConf.getConf(0).getLayer()).setBlockLayout(new int[12]);
-    IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> net(badConf));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> net(badConf));
     assertTrue(e.getMessage().contains("strictly ascending"), e.getMessage());
   }
 
@@ -238,7 +234,7 @@ class PackedNmStorageTest {
   }
 
   @Test
-  void rejectsUnstructuredAndNmAttentionProjections() {
+  void rejectsUnstructuredAndGroupsThatDoNotDivideNIn() {
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
@@ -252,18 +248,6 @@ class PackedNmStorageTest {
                     .build());
     assertTrue(e.getMessage().contains("pattern = 'unstructured'"), e.getMessage());
     assertTrue(e.getMessage().contains("block8|16|32|64 or n:m"), e.getMessage());
-    e =
-        assertThrows(
-            IllegalArgumentException.class,
-            () ->
-                new CausalSelfAttentionLayer.Builder()
-                    .nIn(16)
-                    .nOut(16)
-                    .nHeads(2)
-                    .projectionPattern("2:4")
-                    .projectionStorage("packed")
-                    .build());
-    assertTrue(e.getMessage().contains("projectionPattern = '2:4'"), e.getMessage());
     e =
         assertThrows(
             IllegalArgumentException.class,

@@ -54,8 +54,7 @@ class SparsifyPackedStorageTest {
     assertTrue(e.getMessage().contains("'storage' has value 'packed'"), e.getMessage());
     assertTrue(e.getMessage().contains("pattern 'unstructured'"), e.getMessage());
     assertTrue(e.getMessage().contains("n:m such as 2:4"), e.getMessage());
-    assertEquals(
-        "packed", SparsityConfig.fromYaml("pattern: 2:4\nstorage: packed").getStorage());
+    assertEquals("packed", SparsityConfig.fromYaml("pattern: 2:4\nstorage: packed").getStorage());
     e =
         assertThrows(
             IllegalArgumentException.class,
