@@ -136,8 +136,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         k -> {
           int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
           long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
-          return PackedNmLayout.of(
-              rows, layerConf().getNOut(), ps.getN(), ps.getM(), src[i]);
+          return PackedNmLayout.of(rows, layerConf().getNOut(), ps.getN(), ps.getM(), src[i]);
         });
   }
 

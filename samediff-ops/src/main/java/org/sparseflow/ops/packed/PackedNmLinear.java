@@ -156,14 +156,15 @@ public final class PackedNmLinear {
     return true;
   }
 
-  /** [N, k] row-major from a flat [k, N] row-major transposed result, in {@code type}. */
+  /**
+   * [N, k] row-major from a flat [k, N] row-major transposed result, in {@code type}, created in
+   * the caller's workspace (DL4J checks that layer outputs and input gradients live there).
+   */
   private static INDArray untranspose(INDArray flatT, int k, int ns, DataType type) {
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray t = flatT.reshape('c', k, ns).transpose();
-      INDArray out = t.dataType() == type ? t.dup('c') : t.castTo(type).dup('c');
-      release(flatT);
-      return out;
-    }
+    INDArray t = flatT.reshape('c', k, ns).transpose();
+    INDArray out = t.dataType() == type ? t.dup('c') : t.castTo(type).dup('c');
+    release(flatT);
+    return out;
   }
 
   private static float[] transposedFloats(INDArray a) {
