@@ -125,9 +125,12 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
   /** The n:m layout of packed projection weight "W" + p, or null for block patterns. */
   private PackedNmLayout packedNm(String weightKey) {
+    if (!packedProjections()) {
+      return null;
+    }
     PatternSpec ps =
         SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern());
-    if (!packedProjections() || ps.getN() == 0) {
+    if (ps.getN() == 0) {
       return null;
     }
     int[][] src = currentLayouts();
