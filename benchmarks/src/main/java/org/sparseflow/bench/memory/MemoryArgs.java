@@ -1,5 +1,8 @@
 package org.sparseflow.bench.memory;
 
+import java.util.List;
+import org.sparseflow.ops.pattern.PatternSpec;
+
 /**
  * Argument checks shared by the memory suites ({@link MemoryBenchmark}, {@link MemoryCapDemo}):
  * each failure names the option, the value and what is allowed.
@@ -7,12 +10,45 @@ package org.sparseflow.bench.memory;
 final class MemoryArgs {
   private MemoryArgs() {}
 
-  /** A block pattern with a packed form. */
+  /** A block or n:m pattern with a packed form. */
   static void checkPattern(String pattern) {
-    if (pattern == null || !pattern.matches("block(8|16|32|64)")) {
+    if (pattern == null || !pattern.matches("block(8|16|32|64)|[0-9]+:[0-9]+")) {
       throw new IllegalArgumentException(
-          "--pattern = " + pattern + " is not allowed; allowed: block8, block16, block32, block64");
+          "--pattern = "
+              + pattern
+              + " is not allowed; allowed: block8, block16, block32, block64, n:m (e.g. 2:4)");
     }
+    if (pattern.contains(":")) {
+      try {
+        PatternSpec.parse(pattern);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("--pattern = " + pattern + ": " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * The sparsities of a run: an n:m pattern fixes the sparsity at 1 - n/m, so the default list is
+   * replaced by that value and a list with any other value is refused.
+   */
+  static List<Double> sparsitiesFor(String pattern, List<Double> given, boolean isDefault) {
+    double fixed = 1 - PatternSpec.parse(pattern).fixedDensity();
+    if (Double.isNaN(fixed)) {
+      return given;
+    }
+    for (double s : given) {
+      if (!isDefault && Math.abs(s - fixed) > 1e-9) {
+        throw new IllegalArgumentException(
+            "--sparsities contains "
+                + s
+                + " with --pattern "
+                + pattern
+                + "; allowed: "
+                + fixed
+                + " (n:m fixes the sparsity at 1 - n/m)");
+      }
+    }
+    return List.of(fixed);
   }
 
   /** A custom GPT size: d_model a positive multiple of heads, at least one layer. */

@@ -54,7 +54,10 @@ public final class MemoryBenchmark {
   @Option(names = "--heads", paramLabel = "H", description = "custom size: attention heads")
   int heads = 8;
 
-  @Option(names = "--pattern", paramLabel = "P", description = "block8|16|32|64")
+  @Option(
+      names = "--pattern",
+      paramLabel = "P",
+      description = "block8|16|32|64 or n:m (n:m: sparsity 1 - n/m)")
   String pattern = "block16";
 
   @Option(
@@ -62,7 +65,9 @@ public final class MemoryBenchmark {
       split = ",",
       paramLabel = "S",
       description = "sparsities in (0, 1)")
-  List<Double> sparsities = List.of(0.5, 0.75, 0.9, 0.95);
+  List<Double> sparsities = DEFAULT_SPARSITIES;
+
+  private static final List<Double> DEFAULT_SPARSITIES = List.of(0.5, 0.75, 0.9, 0.95);
 
   @Option(names = "--storages", split = ",", paramLabel = "S", description = "packed and/or masked")
   List<String> storages = List.of("packed", "masked");
@@ -107,6 +112,8 @@ public final class MemoryBenchmark {
           "--model = " + model + " is not allowed; allowed: " + GptConfig.NAMES);
     }
     MemoryArgs.checkPattern(pattern);
+    sparsities =
+        MemoryArgs.sparsitiesFor(pattern, sparsities, sparsities.equals(DEFAULT_SPARSITIES));
     for (double s : sparsities) {
       if (!(s > 0 && s < 1)) {
         throw new IllegalArgumentException(

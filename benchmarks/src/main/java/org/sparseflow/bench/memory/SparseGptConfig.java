@@ -13,8 +13,11 @@ import org.sparseflow.layers.nn.CausalSelfAttentionLayer;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 import org.sparseflow.layers.spi.LayerConfigCopier;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
 import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.NMMask;
 import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * Turns the MLP layers of the ComputationGraph GPT ({@code h<i>_fc}, {@code h<i>_proj}: DL4J
@@ -72,11 +75,10 @@ final class SparseGptConfig {
       set.put("hasBias", d.hasBias());
       set.put("storage", storage);
       if (storage.equals("packed")) {
-        BlockMask m =
-            (BlockMask)
-                PatternSpec.parse(pattern)
-                    .random(d.getNIn(), d.getNOut(), density, seed * 31 + name.hashCode());
-        set.put("blockLayout", PackedLayout.of(m).keptRowMajor());
+        SparseMask m =
+            PatternSpec.parse(pattern)
+                .random(d.getNIn(), d.getNOut(), density, seed * 31 + name.hashCode());
+        set.put("blockLayout", packedLayout(m));
       }
       td.setUnderlying(LayerConfigCopier.convert(d, SparseDenseLayer.class, set));
     }
@@ -92,12 +94,18 @@ final class SparseGptConfig {
     if (storage.equals("packed")) {
       int[][] layouts = new int[4][];
       for (int i = 0; i < 4; i++) {
-        BlockMask m =
-            (BlockMask)
-                PatternSpec.parse(pattern).random(a.getNOut(), a.getNOut(), density, seed + i);
-        layouts[i] = PackedLayout.of(m).keptRowMajor();
+        layouts[i] =
+            packedLayout(
+                PatternSpec.parse(pattern).random(a.getNOut(), a.getNOut(), density, seed + i));
       }
       a.setProjectionLayouts(layouts);
     }
+  }
+
+  /** The configuration form of a packed layout: kept-block indices or n:m index words. */
+  private static int[] packedLayout(SparseMask m) {
+    return m instanceof NMMask nm
+        ? PackedNmLayout.of(nm).indexWords()
+        : PackedLayout.of((BlockMask) m).keptRowMajor();
   }
 }

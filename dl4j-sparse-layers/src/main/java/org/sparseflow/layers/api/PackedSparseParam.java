@@ -8,7 +8,11 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.layers.nn.SparseWeightLayer;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
+import org.sparseflow.ops.packed.PackedNmLinear;
 import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.NMMask;
+import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * One packed weight (storage = packed) of a DL4J model: the live packed values of its kept blocks
@@ -22,24 +26,54 @@ public final class PackedSparseParam extends WeightHandle {
     super(model, modelLayer, layer, key, name);
   }
 
-  /** The fixed block layout. */
+  /** The fixed block layout, or null when the weight has an n:m pattern ({@link #nmLayout}). */
   public PackedLayout layout() {
     return layer.packedLayout(key);
   }
 
-  /** The kept blocks as a block mask. */
+  /** The fixed n:m layout, or null when the weight has a block pattern ({@link #layout}). */
+  public PackedNmLayout nmLayout() {
+    return layer.packedNmLayout(key);
+  }
+
+  /**
+   * The kept blocks as a block mask.
+   *
+   * @throws IllegalStateException for an n:m weight: use {@link #sparseMask()}
+   */
   public BlockMask mask() {
+    if (layout() == null) {
+      throw new IllegalStateException(
+          "'" + name + "' has an n:m layout, not a block mask; allowed: sparseMask()");
+    }
     return layout().toMask();
   }
 
-  /** Live view of the packed values [keptBlocks * b, b] (the layer's param). */
+  /** The kept weights as a mask: a {@link BlockMask} or an {@link NMMask}. */
+  public SparseMask sparseMask() {
+    PackedNmLayout nm = nmLayout();
+    return nm != null ? nm.toMask() : layout().toMask();
+  }
+
+  private long rows() {
+    PackedNmLayout nm = nmLayout();
+    return nm != null ? nm.rows() : layout().rows();
+  }
+
+  private long cols() {
+    PackedNmLayout nm = nmLayout();
+    return nm != null ? nm.cols() : layout().cols();
+  }
+
+  /** Live view of the packed values [keptBlocks * b, b] or n:m [nIn / m * n, nOut]. */
   public INDArray packedValues() {
     return layer.getParam(key);
   }
 
   /** The dense weight [nIn, nOut]: kept blocks filled in, exact zeros elsewhere (a new array). */
   public INDArray denseWeight() {
-    return unpack(packedValues(), layout());
+    PackedNmLayout nm = nmLayout();
+    return nm != null ? unpack(packedValues(), nm) : unpack(packedValues(), layout());
   }
 
   /**
@@ -49,23 +83,25 @@ public final class PackedSparseParam extends WeightHandle {
    * @throws IllegalArgumentException if the shape differs from [nIn, nOut]
    */
   public void setDenseWeight(INDArray dense) {
-    PackedLayout l = layout();
-    if (dense == null
-        || dense.rank() != 2
-        || dense.size(0) != l.rows()
-        || dense.size(1) != l.cols()) {
+    if (dense == null || dense.rank() != 2 || dense.size(0) != rows() || dense.size(1) != cols()) {
       throw new IllegalArgumentException(
           "dense = "
               + (dense == null ? "null" : Arrays.toString(dense.shape()))
               + " is not allowed for '"
               + name
               + "'; allowed: shape ["
-              + l.rows()
+              + rows()
               + ", "
-              + l.cols()
+              + cols()
               + "]");
     }
-    PackedBlockLinear.packInto(dense.castTo(packedValues().dataType()), l, packedValues());
+    INDArray d = dense.castTo(packedValues().dataType());
+    PackedNmLayout nm = nmLayout();
+    if (nm != null) {
+      PackedNmLinear.packInto(d, nm, packedValues());
+    } else {
+      PackedBlockLinear.packInto(d, layout(), packedValues());
+    }
   }
 
   /**
@@ -86,8 +122,18 @@ public final class PackedSparseParam extends WeightHandle {
     return PackedBlockLinear.unpack(packed, layout);
   }
 
+  /** Packs the kept n:m weights of a dense [rows, cols] weight into a new array. */
+  public static INDArray pack(INDArray dense, PackedNmLayout layout) {
+    return PackedNmLinear.pack(dense, layout);
+  }
+
+  /** The dense [rows, cols] weight of packed n:m values (zeros elsewhere). */
+  public static INDArray unpack(INDArray packed, PackedNmLayout layout) {
+    return PackedNmLinear.unpack(packed, layout);
+  }
+
   @Override
   public String toString() {
-    return "PackedSparseParam(" + name + ", " + layout() + ")";
+    return "PackedSparseParam(" + name + ", " + (nmLayout() != null ? nmLayout() : layout()) + ")";
   }
 }

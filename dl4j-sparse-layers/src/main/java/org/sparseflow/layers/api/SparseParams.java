@@ -31,11 +31,11 @@ public final class SparseParams {
     forEachWeight(
         model,
         (l, s, key, name) -> {
-          if (s.packedLayout(key) != null) {
+          if (s.packedLayout(key) != null || s.packedNmLayout(key) != null) {
             throw new IllegalArgumentException(
                 "weight '"
                     + name
-                    + "' is stored packed (storage = packed, a fixed block layout without a mask"
+                    + "' is stored packed (storage = packed, a fixed layout without a mask"
                     + " param): mask tools such as MST and SparseParam need storage = masked;"
                     + " allowed: SparseParams.findPacked(model) to read and write packed weights");
           }
@@ -55,7 +55,7 @@ public final class SparseParams {
     forEachWeight(
         model,
         (l, s, key, name) -> {
-          if (s.packedLayout(key) != null) {
+          if (s.packedLayout(key) != null || s.packedNmLayout(key) != null) {
             out.add(new PackedSparseParam(model, l, s, key, name));
           }
         });

@@ -19,7 +19,9 @@ import org.nd4j.shade.jackson.databind.JsonNode;
  * sparsity: 0.9               # fraction of zeros over all selected weights, in [0, 1)
  * distribution: ERK           # UNIFORM | ER | ERK (RigL, arXiv 1911.11134, dense fallback)
  * initialMask: MAGNITUDE      # RANDOM | MAGNITUDE
- * storage: masked            # masked (dense W + mask) | packed (kept blocks only; block patterns)
+ * storage: masked            # masked (dense W + mask) | packed (block or N:M patterns: kept
+ *                             # values only; N:M adds 2-bit offsets for m <= 4; dense and
+ *                             # output layers and attention projections)
  * seed: 42
  * include: [".*"]             # regexes over layer names and param names ("0_W", "attn1_Wq",
  * SameDiff var names)
@@ -63,7 +65,12 @@ public class SparsityConfig {
   /** Weight storage: a dense W plus a mask (any pattern; MST can change the mask). */
   public static final String STORAGE_MASKED = "masked";
 
-  /** Weight storage: only the kept blocks (block patterns; memory follows density). */
+  /**
+   * Weight storage: only the kept values (memory follows density). Block patterns keep the kept
+   * blocks; N:M patterns keep n of every m values plus each one's offset in its group (2 bits for m
+   * <= 4, so 2:4 costs 2 B of values + 1/8 B of offsets per dense fp32 weight). Unstructured
+   * patterns are refused. Applies to dense and output layers and to attention projections.
+   */
   public static final String STORAGE_PACKED = "packed";
 
   /** Layer/param names matching one of these are kept dense by default: embeddings. */

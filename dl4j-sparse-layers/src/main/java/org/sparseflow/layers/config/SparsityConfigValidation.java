@@ -43,14 +43,16 @@ final class SparsityConfigValidation {
         && !SparsityConfig.STORAGE_PACKED.equals(storage)) {
       throw fieldError(src, "storage", storage, "masked or packed");
     }
-    if (c.packedStorage() && PatternSpec.parse(pattern).getKind() != MaskPattern.Kind.BLOCK) {
+    if (c.packedStorage()
+        && PatternSpec.parse(pattern).getKind() == MaskPattern.Kind.UNSTRUCTURED) {
       throw fieldError(
           src,
           "storage",
           storage,
           "masked with pattern '"
               + pattern
-              + "' (packed storage holds kept blocks: patterns block8, block16, block32, block64)");
+              + "' (packed storage holds kept blocks or kept n:m values: patterns block8,"
+              + " block16, block32, block64 or n:m such as 2:4)");
     }
     if (c.packedStorage() && mst != null && !mst.isNull()) {
       throw fieldError(

@@ -13,6 +13,10 @@ import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.layers.InputTypeUtil;
 import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.learning.config.IUpdater;
+import org.nd4j.linalg.learning.regularization.Regularization;
+import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * Multi-head causal self-attention for recurrent input [minibatch, nIn, T] (NCW, the default),
@@ -70,12 +74,15 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
     List<ParamSpec> l = new ArrayList<>();
     if (packedProjections()) {
       validate();
-      int b = SparseKernels.parsePattern("projectionPattern", projectionPattern).getBlockSize();
+      PatternSpec ps = SparseKernels.parsePattern("projectionPattern", projectionPattern);
+      int b = ps.getBlockSize();
       for (int i = 0; i < PROJ.length; i++) {
         long rows = PROJ[i].equals("o") ? nOut : nIn;
+        long packedRows =
+            ps.getN() > 0 ? rows / ps.getM() * ps.getN() : (long) projectionLayouts[i].length * b;
         l.add(
             ParamSpec.packedWeight(
-                "W" + PROJ[i], (long) projectionLayouts[i].length * b, b, rows, nOut));
+                "W" + PROJ[i], packedRows, ps.getN() > 0 ? nOut : b, rows, nOut));
         if (hasBias) {
           l.add(ParamSpec.bias("b" + PROJ[i], nOut));
         }

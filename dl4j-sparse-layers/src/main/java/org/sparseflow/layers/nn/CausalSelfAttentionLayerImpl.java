@@ -22,6 +22,9 @@ import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
+import org.sparseflow.ops.packed.PackedNmLinear;
+import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
@@ -92,11 +95,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
   /** The packed layout of projection weight "W" + p (cached until the configuration changes). */
   private PackedLayout packed(String weightKey) {
-    int[][] src = layerConf().getProjectionLayouts();
-    if (!Arrays.deepEquals(src, layoutSource)) {
-      packedLayouts.clear();
-      layoutSource = src;
-    }
+    int[][] src = currentLayouts();
     return packedLayouts.computeIfAbsent(
         weightKey,
         k -> {
@@ -111,8 +110,45 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
 
   private static final String[] PROJ_WEIGHTS = {"Wq", "Wk", "Wv", "Wo"};
 
+  /** The configuration's projection layouts; clears the layout caches when they changed. */
+  private int[][] currentLayouts() {
+    int[][] src = layerConf().getProjectionLayouts();
+    if (!Arrays.deepEquals(src, layoutSource)) {
+      packedLayouts.clear();
+      packedNmLayouts.clear();
+      layoutSource = src;
+    }
+    return src;
+  }
+
+  private final Map<String, PackedNmLayout> packedNmLayouts = new HashMap<>();
+
+  /** The n:m layout of packed projection weight "W" + p, or null for block patterns. */
+  private PackedNmLayout packedNm(String weightKey) {
+    if (!packedProjections()) {
+      return null;
+    }
+    PatternSpec ps =
+        SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern());
+    if (ps.getN() == 0) {
+      return null;
+    }
+    int[][] src = currentLayouts();
+    return packedNmLayouts.computeIfAbsent(
+        weightKey,
+        k -> {
+          int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
+          long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
+          return PackedNmLayout.of(rows, layerConf().getNOut(), ps.getN(), ps.getM(), src[i]);
+        });
+  }
+
   /** x W_p + b_p: the masked kernels, or the packed ones for packed projections. */
   private INDArray project(String p, INDArray x) {
+    PackedNmLayout nm = packedNm("W" + p);
+    if (nm != null) {
+      return PackedNmLinear.forward(x, getParam("W" + p), bias(p), nm);
+    }
     if (packedProjections()) {
       return PackedBlockLinear.forward(x, getParam("W" + p), bias(p), packed("W" + p));
     }
@@ -313,8 +349,12 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
   private INDArray backLinear(String p, INDArray x, INDArray dy) {
     String w = "W" + p;
     if (packedProjections()) {
+      PackedNmLayout nm = packedNm(w);
       INDArray dx =
-          PackedBlockLinear.backward(x, getParam(w), packed(w), dy, gradientViews.get(w), true);
+          nm != null
+              ? PackedNmLinear.backward(x, getParam(w), nm, dy, gradientViews.get(w), true)
+              : PackedBlockLinear.backward(
+                  x, getParam(w), packed(w), dy, gradientViews.get(w), true);
       if (layerConf().hasBias()) {
         INDArray db = gradientViews.get("b" + p);
         db.assign(
@@ -397,7 +437,13 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
   @Override
   public PackedLayout packedLayout(String weightKey) {
     masked.maskKey(weightKey);
-    return packedProjections() ? packed(weightKey) : null;
+    return packedProjections() && packedNm(weightKey) == null ? packed(weightKey) : null;
+  }
+
+  @Override
+  public PackedNmLayout packedNmLayout(String weightKey) {
+    masked.maskKey(weightKey);
+    return packedNm(weightKey);
   }
 
   @Override

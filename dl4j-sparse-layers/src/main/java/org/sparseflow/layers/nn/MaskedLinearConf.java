@@ -2,6 +2,7 @@ package org.sparseflow.layers.nn;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
  * The configuration side of {@link MaskedLinearLayer}: {@link SparseDenseLayer} and {@link
@@ -39,7 +40,10 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
     maskedWeights().storage(storage);
   }
 
-  /** Row-major indices of the kept blocks when storage = packed, else null. */
+  /**
+   * Row-major indices of the kept blocks (packed storage, block patterns), the kept weights'
+   * in-group offset words (packed storage, n:m patterns; see {@link PackedNmStorage}), else null.
+   */
   default int[] getBlockLayout() {
     return maskedWeights().blockLayout();
   }
@@ -92,9 +96,17 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
           getNOut(),
           requireLayout(),
           0);
-      int b = SparseKernels.parsePattern("pattern", getPattern()).getBlockSize();
-      l.add(
-          ParamSpec.packedWeight("W", (long) getBlockLayout().length * b, b, getNIn(), getNOut()));
+      PatternSpec p = SparseKernels.parsePattern("pattern", getPattern());
+      if (p.getN() > 0) { // n:m: kept values [nIn / m * n, nOut]
+        l.add(
+            ParamSpec.packedWeight(
+                "W", getNIn() / p.getM() * p.getN(), getNOut(), getNIn(), getNOut()));
+      } else {
+        int b = p.getBlockSize();
+        l.add(
+            ParamSpec.packedWeight(
+                "W", (long) getBlockLayout().length * b, b, getNIn(), getNOut()));
+      }
       if (hasBias()) {
         l.add(ParamSpec.bias("b", getNOut()));
       }

@@ -9,6 +9,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
+import org.sparseflow.ops.packed.PackedNmLinear;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
@@ -37,6 +39,11 @@ interface MaskedLinearLayer extends SparseWeightLayer {
 
   /** z = x (W o M) + b for input rows x [N, nIn] (packed storage: x W_packed + b). */
   default INDArray linearForward(INDArray x) {
+    PackedNmLayout nm = packedNmLayout("W");
+    if (nm != null) {
+      return PackedNmLinear.forward(
+          x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, nm);
+    }
     if (linearConf().packedStorage()) {
       return PackedBlockLinear.forward(
           x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, packedLayout("W"));
@@ -56,9 +63,12 @@ interface MaskedLinearLayer extends SparseWeightLayer {
         throw new UnsupportedOperationException(
             PackedStorage.noMaskTools(linearConf().getLayerName()));
       }
+      PackedNmLayout nm = packedNmLayout("W");
       INDArray dx =
-          PackedBlockLinear.backward(
-              x, getParam("W"), packedLayout("W"), delta, views.get("W"), true);
+          nm != null
+              ? PackedNmLinear.backward(x, getParam("W"), nm, delta, views.get("W"), true)
+              : PackedBlockLinear.backward(
+                  x, getParam("W"), packedLayout("W"), delta, views.get("W"), true);
       if (biasGradient) {
         INDArray db = views.get("b");
         db.assign(
@@ -113,6 +123,12 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   default PackedLayout packedLayout(String weightKey) {
     masked().maskKey(weightKey);
     return linearConf().packedStorage() ? masked().layout(linearConf()) : null;
+  }
+
+  @Override
+  default PackedNmLayout packedNmLayout(String weightKey) {
+    masked().maskKey(weightKey);
+    return linearConf().packedStorage() ? masked().nmLayout(linearConf()) : null;
   }
 
   @Override

@@ -11,6 +11,7 @@ import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -109,6 +110,19 @@ final class MaskedWeights {
       layoutSource = src;
     }
     return layout;
+  }
+
+  private int[] nmSource;
+  private PackedNmLayout nmLayout;
+
+  /** The packed n:m layout of a layer configuration (null if not n:m), rebuilt on change. */
+  PackedNmLayout nmLayout(MaskedLinearConf conf) {
+    int[] src = conf.getBlockLayout();
+    if (nmLayout == null || !Arrays.equals(src, nmSource)) {
+      nmLayout = PackedNmStorage.layout(conf);
+      nmSource = src;
+    }
+    return nmLayout;
   }
 
   void setDenseRequested(boolean r) {

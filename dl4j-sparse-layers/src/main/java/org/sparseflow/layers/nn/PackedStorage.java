@@ -11,11 +11,13 @@ import org.sparseflow.ops.pattern.PatternSpec;
  * <ul>
  *   <li>{@value #MASKED} (default): W dense [nIn, nOut] plus a frozen dense 0/1 mask param M; MST
  *       and every mask tool work on it.
- *   <li>{@value #PACKED}: block patterns only. The only weight param is the kept blocks' values,
+ *   <li>{@value #PACKED}: block and n:m patterns. The only weight param is the kept blocks' values,
  *       packed [keptBlocks * b, b] (see {@link PackedLayout}); the layout is a non-trainable int
  *       array in the layer configuration ({@code blockLayout}, row-major kept-block indices). The
  *       gradient and the optimizer state then cover only kept weights, and model files are
- *       proportional to density. The layout is fixed: MST (prune / regrow) is not supported.
+ *       proportional to density. The layout is fixed: MST (prune / regrow) is not supported. For
+ *       n:m patterns W is the kept values [nIn / m * n, nOut] and {@code blockLayout} holds their
+ *       in-group offsets, 2 bits each for m <= 4 (see {@link PackedNmStorage}).
  * </ul>
  */
 final class PackedStorage {
@@ -53,13 +55,13 @@ final class PackedStorage {
       return null;
     }
     PatternSpec p = SparseKernels.parsePattern("pattern", pattern);
-    if (p.getKind() != MaskPattern.Kind.BLOCK) {
+    if (p.getKind() == MaskPattern.Kind.UNSTRUCTURED) {
       throw new IllegalArgumentException(
           where
               + "storage = packed with pattern = '"
               + pattern
-              + "' is not supported; allowed: packed storage with block8|16|32|64 patterns"
-              + " (use storage = masked for unstructured and n:m)");
+              + "' is not supported; allowed: packed storage with block8|16|32|64 or n:m"
+              + " patterns (use storage = masked for unstructured)");
     }
     if (nIn <= 0 || nOut <= 0) {
       throw new IllegalArgumentException(
@@ -69,6 +71,9 @@ final class PackedStorage {
               + ", nOut = "
               + nOut
               + "); allowed: both > 0");
+    }
+    if (p.getKind() == MaskPattern.Kind.NM) {
+      return PackedNmStorage.resolve(layerName, p, nIn, nOut, layout, layoutSeed);
     }
     if (layout == null) {
       BlockMask m = (BlockMask) p.random(nIn, nOut, density, layoutSeed);
@@ -91,8 +96,11 @@ final class PackedStorage {
         + " and write packed weights";
   }
 
-  /** The block layout of a packed layer configuration. */
+  /** The block layout of a packed layer configuration (null for n:m patterns). */
   static PackedLayout layout(MaskedLinearConf c) {
+    if (PackedNmStorage.isNm(c.getPattern())) {
+      return null;
+    }
     return PackedLayout.of(
         c.getNIn(),
         c.getNOut(),

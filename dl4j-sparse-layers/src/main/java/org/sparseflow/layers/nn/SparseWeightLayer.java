@@ -4,6 +4,7 @@ import java.util.List;
 import org.deeplearning4j.nn.api.Layer;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
 
 /**
  * A layer implementation with masked (sparse) weights. Used by {@code
@@ -20,6 +21,14 @@ public interface SparseWeightLayer extends Layer {
    * none that exists.
    */
   default PackedLayout packedLayout(String weightKey) {
+    return null;
+  }
+
+  /**
+   * The n:m layout when this weight is stored packed with an n:m pattern (only its kept values are
+   * a param, [nIn / m * n, nOut]), else null. {@link #packedLayout} is null for such a weight.
+   */
+  default PackedNmLayout packedNmLayout(String weightKey) {
     return null;
   }
 

@@ -14,6 +14,8 @@ import org.sparseflow.layers.nn.HeadMasks;
 import org.sparseflow.layers.nn.SparseWeightLayer;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
+import org.sparseflow.ops.packed.PackedNmLinear;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -54,7 +56,11 @@ final class ParamTransfer {
       String src = mapping.getOrDefault(e.getKey(), e.getKey());
       INDArray o = oldP.get(src);
       PackedLayout packed = packedLayoutOf(newL, e.getKey());
-      if (o != null && packed != null && o.length() == packed.rows() * packed.cols()) {
+      PackedNmLayout nm = packedNmLayoutOf(newL, e.getKey());
+      if (o != null && nm != null && o.length() == nm.rows() * nm.cols()) {
+        // packed n:m storage: the trained weight's kept values (the layout was chosen from it)
+        PackedNmLinear.packInto(o.reshape(nm.rows(), nm.cols()), nm, e.getValue());
+      } else if (o != null && packed != null && o.length() == packed.rows() * packed.cols()) {
         // packed storage: the trained weight's kept blocks (the layout was chosen from it)
         PackedBlockLinear.packInto(o.reshape(packed.rows(), packed.cols()), packed, e.getValue());
       } else if (o != null
@@ -91,6 +97,12 @@ final class ParamTransfer {
     PatternSpec spec = PatternSpec.parse(remask ? c.target().pattern() : cfg.getPattern());
     long kept = 0, total = 0;
     for (String wk : sw.sparseWeightKeys()) {
+      PackedNmLayout nmLayout = sw.packedNmLayout(wk);
+      if (nmLayout != null) { // packed n:m: fixed in the configuration
+        kept += nmLayout.packedLength();
+        total += nmLayout.rows() * nmLayout.cols();
+        continue;
+      }
       PackedLayout layout = sw.packedLayout(wk);
       if (layout != null) { // packed: the layout is the mask, fixed in the configuration
         kept += (long) layout.keptBlocks() * layout.blockSize() * layout.blockSize();
@@ -136,6 +148,14 @@ final class ParamTransfer {
     return null;
   }
 
+  /** The packed n:m layout of a layer's weight, or null when it is not a packed n:m weight. */
+  private static PackedNmLayout packedNmLayoutOf(Layer l, String key) {
+    if (l instanceof SparseWeightLayer sw && sw.sparseWeightKeys().contains(key)) {
+      return sw.packedNmLayout(key);
+    }
+    return null;
+  }
+
   private static boolean isMaskKey(SparseWeightLayer sw, String key) {
     for (String wk : sw.sparseWeightKeys()) {
       if (key.equals(sw.maskKey(wk))) {
@@ -152,9 +172,12 @@ final class ParamTransfer {
     Map<String, INDArray> src = from.paramTable(), dst = to.paramTable();
     Map<String, String> maskOf = new LinkedHashMap<>();
     Map<String, PackedLayout> packed = new LinkedHashMap<>();
+    Map<String, PackedNmLayout> packedNm = new LinkedHashMap<>();
     if (from instanceof SparseWeightLayer sw) {
       for (String wk : sw.sparseWeightKeys()) {
-        if (sw.packedLayout(wk) != null) {
+        if (sw.packedNmLayout(wk) != null) {
+          packedNm.put(wk, sw.packedNmLayout(wk));
+        } else if (sw.packedLayout(wk) != null) {
           packed.put(wk, sw.packedLayout(wk));
         } else {
           maskOf.put(wk, sw.maskKey(wk));
@@ -164,6 +187,11 @@ final class ParamTransfer {
     for (Map.Entry<String, INDArray> e : dst.entrySet()) {
       INDArray s = src.get(e.getKey());
       if (s == null) {
+        continue;
+      }
+      if (packedNm.containsKey(e.getKey())) { // packed n:m values -> dense W, zeros elsewhere
+        INDArray dense = PackedSparseParam.unpack(s, packedNm.get(e.getKey()));
+        e.getValue().assign(dense.reshape(e.getValue().shape()));
         continue;
       }
       if (packed.containsKey(e.getKey())) { // packed kept blocks -> dense W, zeros elsewhere

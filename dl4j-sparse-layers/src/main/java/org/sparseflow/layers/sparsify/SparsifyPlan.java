@@ -26,7 +26,9 @@ import org.sparseflow.layers.spi.LayerSparsifier;
 import org.sparseflow.layers.spi.LayerSparsifiers;
 import org.sparseflow.layers.spi.LayerSparsity;
 import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.packed.PackedNmLayout;
 import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.NMMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -207,7 +209,11 @@ final class SparsifyPlan {
               ? spec.fromMagnitude(w, density)
               : spec.random(
                   sh[0], sh[1], density, ParamTransfer.maskSeed(cfg, r.name(), e.getKey()));
-      out.put(e.getKey(), PackedLayout.of((BlockMask) m).keptRowMajor());
+      out.put(
+          e.getKey(),
+          m instanceof NMMask nm
+              ? PackedNmLayout.of(nm).indexWords()
+              : PackedLayout.of((BlockMask) m).keptRowMajor());
     }
     return out;
   }

@@ -314,11 +314,12 @@ class PackedStorageTest {
                 new SparseDenseLayer.Builder()
                     .nIn(16)
                     .nOut(16)
-                    .pattern("2:4")
+                    .pattern("unstructured")
                     .density(0.5)
                     .storage("packed")
                     .build());
-    assertTrue(e.getMessage().contains("pattern = '2:4'"), e.getMessage());
+    assertTrue(e.getMessage().contains("pattern = 'unstructured'"), e.getMessage());
+    assertTrue(e.getMessage().contains("block8|16|32|64 or n:m"), e.getMessage());
     e =
         assertThrows(
             IllegalArgumentException.class,

@@ -50,8 +50,11 @@ class SparsifyPackedStorageTest {
     e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> SparsityConfig.fromYaml("pattern: 2:4\nstorage: packed"));
-    assertTrue(e.getMessage().contains("block8, block16, block32, block64"), e.getMessage());
+            () -> SparsityConfig.fromYaml("pattern: unstructured\nstorage: packed"));
+    assertTrue(e.getMessage().contains("'storage' has value 'packed'"), e.getMessage());
+    assertTrue(e.getMessage().contains("pattern 'unstructured'"), e.getMessage());
+    assertTrue(e.getMessage().contains("n:m such as 2:4"), e.getMessage());
+    assertEquals("packed", SparsityConfig.fromYaml("pattern: 2:4\nstorage: packed").getStorage());
     e =
         assertThrows(
             IllegalArgumentException.class,

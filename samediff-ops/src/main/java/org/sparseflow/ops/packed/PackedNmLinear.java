@@ -1,0 +1,273 @@
+package org.sparseflow.ops.packed;
+
+import java.util.Arrays;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.shape.Shape;
+import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.matmul.VectorSupport;
+
+/**
+ * y = x W + b for an N:M-sparse W held only as its packed kept values and 2- to 8-bit offsets (see
+ * {@link PackedNmLayout}), with the backward pass writing dW for the kept weights only. No dense
+ * [rows, cols] weight array is created; work and weight-sized memory follow n / m.
+ *
+ * <p>The kernels run on transposed activations (x^T, dy^T): one copy of each activation per call,
+ * activation-sized, never weight-sized. fp32 values and activations run on the Vector API loops of
+ * {@link PackedNmVector} when the {@code jdk.incubator.vector} module is present; everything else
+ * (double, other floating types, no Vector API) runs on the double loops of {@link PackedNmKernels}
+ * and is cast back.
+ */
+public final class PackedNmLinear {
+  private PackedNmLinear() {}
+
+  /** Packs the kept weights of a dense W [rows, cols] into a new [rows / m * n, cols] array. */
+  public static INDArray pack(INDArray dense, PackedNmLayout layout) {
+    checkLayout(layout);
+    INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
+    packInto(dense, layout, out);
+    return out;
+  }
+
+  /** Writes the kept weights of dense W [rows, cols] into {@code packed} (matrix or flat). */
+  public static void packInto(INDArray dense, PackedNmLayout layout, INDArray packed) {
+    checkLayout(layout);
+    checkShape("dense", dense, layout.rows(), layout.cols());
+    INDArray p = asMatrix("packed", packed, layout);
+    double[] d = doubles(dense);
+    int cols = (int) layout.cols();
+    double[] out = new double[(int) layout.packedLength()];
+    for (int pr = 0; pr < layout.packedRows(); pr++) {
+      for (int c = 0; c < cols; c++) {
+        out[pr * cols + c] = d[layout.rowOf(pr, c) * cols + c];
+      }
+    }
+    p.assign(Nd4j.createFromArray(out).reshape('c', p.shape()));
+  }
+
+  /** The dense W [rows, cols] ('c') of packed values: kept weights filled in, zeros elsewhere. */
+  public static INDArray unpack(INDArray packed, PackedNmLayout layout) {
+    checkLayout(layout);
+    INDArray p = asMatrix("packed", packed, layout);
+    double[] v = doubles(p);
+    int cols = (int) layout.cols();
+    double[] d = new double[(int) (layout.rows() * cols)];
+    for (int pr = 0; pr < layout.packedRows(); pr++) {
+      for (int c = 0; c < cols; c++) {
+        d[layout.rowOf(pr, c) * cols + c] = v[pr * cols + c];
+      }
+    }
+    return Nd4j.createFromArray(d)
+        .reshape('c', layout.rows(), layout.cols())
+        .castTo(packed.dataType());
+  }
+
+  /**
+   * y = x W + bias, x [N, rows] (any order, views too), packed [rows / m * n, cols] (or flat), bias
+   * of length cols or null; returns y [N, cols] row-major in the packed values' data type.
+   */
+  public static INDArray forward(
+      INDArray x, INDArray packed, INDArray bias, PackedNmLayout layout) {
+    checkLayout(layout);
+    checkShape("x", x, -1, layout.rows());
+    INDArray p = asMatrix("packed", packed, layout);
+    if (bias != null && bias.length() != layout.cols()) {
+      throw new IllegalArgumentException(
+          "bias has length " + bias.length() + "; allowed: " + layout.cols() + " (or null)");
+    }
+    int ns = (int) x.size(0);
+    int cols = (int) layout.cols();
+    INDArray yT;
+    if (vector(p, x)) {
+      float[] y = new float[ns * cols];
+      PackedNmVector.forward(transposedFloats(x), floats(p), y, ns, layout);
+      yT = Nd4j.createFromArray(y);
+    } else {
+      double[] y = new double[ns * cols];
+      PackedNmKernels.forward(transposedDoubles(x), doubles(p), y, ns, layout);
+      yT = Nd4j.createFromArray(y);
+    }
+    INDArray y = untranspose(yT, cols, ns, p.dataType());
+    if (bias != null) {
+      y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
+    }
+    return y;
+  }
+
+  /**
+   * Backward of {@link #forward}: writes dW of the kept weights into {@code dPackedOut} (same
+   * length as the packed values) and returns dx [N, rows] (row-major), or null when {@code
+   * inputGrad} is false. The bias gradient is the column sum of dy and is left to the caller.
+   */
+  public static INDArray backward(
+      INDArray x,
+      INDArray packed,
+      PackedNmLayout layout,
+      INDArray dy,
+      INDArray dPackedOut,
+      boolean inputGrad) {
+    checkLayout(layout);
+    checkShape("x", x, -1, layout.rows());
+    checkShape("dy", dy, x.size(0), layout.cols());
+    INDArray p = asMatrix("packed", packed, layout);
+    INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
+    int ns = (int) x.size(0);
+    int rows = (int) layout.rows();
+    int len = (int) layout.packedLength();
+    INDArray dv;
+    INDArray dxT = null;
+    if (vector(p, x, dy)) {
+      float[] dyT = transposedFloats(dy);
+      float[] dvA = new float[len];
+      PackedNmVector.weightGrad(transposedFloats(x), dyT, dvA, ns, layout);
+      dv = Nd4j.createFromArray(dvA);
+      if (inputGrad) {
+        float[] dx = new float[ns * rows];
+        PackedNmVector.inputGrad(dyT, floats(p), dx, ns, layout);
+        dxT = Nd4j.createFromArray(dx);
+      }
+    } else {
+      double[] dyT = transposedDoubles(dy);
+      double[] dvA = new double[len];
+      PackedNmKernels.weightGrad(transposedDoubles(x), dyT, dvA, ns, layout);
+      dv = Nd4j.createFromArray(dvA);
+      if (inputGrad) {
+        double[] dx = new double[ns * rows];
+        PackedNmKernels.inputGrad(dyT, doubles(p), dx, ns, layout);
+        dxT = Nd4j.createFromArray(dx);
+      }
+    }
+    dp.assign(dv.reshape('c', dp.shape()));
+    release(dv);
+    return dxT == null ? null : untranspose(dxT, rows, ns, p.dataType());
+  }
+
+  /** Whether the Vector API loops serve this call: fp32 values and activations. */
+  private static boolean vector(INDArray p, INDArray... activations) {
+    if (!VectorSupport.AVAILABLE || p.dataType() != DataType.FLOAT) {
+      return false;
+    }
+    for (INDArray a : activations) {
+      if (a.dataType() != DataType.FLOAT) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * [N, k] row-major from a flat [k, N] row-major transposed result, in {@code type}, created in
+   * the caller's workspace (DL4J checks that layer outputs and input gradients live there).
+   */
+  private static INDArray untranspose(INDArray flatT, int k, int ns, DataType type) {
+    INDArray t = flatT.reshape('c', k, ns).transpose();
+    INDArray out = t.dataType() == type ? t.dup('c') : t.castTo(type).dup('c');
+    release(flatT);
+    return out;
+  }
+
+  private static float[] transposedFloats(INDArray a) {
+    return floats(a.transpose());
+  }
+
+  private static double[] transposedDoubles(INDArray a) {
+    return doubles(a.transpose());
+  }
+
+  /** The values of a (any order, any view) array row-major as a Java array. */
+  private static float[] floats(INDArray a) {
+    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      INDArray c = a.dataType() == DataType.FLOAT ? a : a.castTo(DataType.FLOAT);
+      INDArray d = c.dup('c');
+      float[] out = d.data().asFloat();
+      release(d, c == a ? null : c);
+      return out;
+    }
+  }
+
+  /** The values of any floating array (any order, any view) row-major as doubles. */
+  private static double[] doubles(INDArray a) {
+    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
+      INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
+      INDArray d = c.dup('c');
+      double[] out = d.data().asDouble();
+      release(d, c == a ? null : c);
+      return out;
+    }
+  }
+
+  /** Frees detached temporaries at once instead of waiting for the garbage collector. */
+  private static void release(INDArray... arrays) {
+    for (INDArray a : arrays) {
+      if (a != null && !a.isAttached() && !a.isView() && a.closeable() && !a.wasClosed()) {
+        a.close();
+      }
+    }
+  }
+
+  private static void checkLayout(PackedNmLayout layout) {
+    if (layout == null) {
+      throw new IllegalArgumentException("layout = null is not allowed; allowed: a PackedNmLayout");
+    }
+  }
+
+  private static void checkShape(String name, INDArray a, long rows, long cols) {
+    if (a == null
+        || a.rank() != 2
+        || (rows >= 0 && a.size(0) != rows)
+        || a.size(1) != cols
+        || !a.dataType().isFPType()) {
+      throw new IllegalArgumentException(
+          name
+              + " = "
+              + (a == null ? "null" : a.dataType() + Arrays.toString(a.shape()))
+              + " is not allowed; allowed: a floating-point matrix ["
+              + (rows >= 0 ? rows : "N")
+              + ", "
+              + cols
+              + "]");
+    }
+  }
+
+  /** The packed values as a [rows / m * n, cols] matrix view (flat or already shaped). */
+  private static INDArray asMatrix(String name, INDArray packed, PackedNmLayout layout) {
+    if (packed == null
+        || packed.length() != layout.packedLength()
+        || !packed.dataType().isFPType()) {
+      throw new IllegalArgumentException(
+          name
+              + " = "
+              + (packed == null ? "null" : packed.dataType() + Arrays.toString(packed.shape()))
+              + " is not allowed; allowed: "
+              + layout.packedLength()
+              + " floating-point values (shape "
+              + Arrays.toString(layout.packedShape())
+              + ") for "
+              + layout);
+    }
+    if (!Shape.hasDefaultStridesForShape(packed) || packed.elementWiseStride() != 1) {
+      throw new IllegalArgumentException(
+          name
+              + " = "
+              + packed.shapeInfoToString().replace('\n', ' ')
+              + " is not contiguous; allowed: a contiguous row-major or flat array");
+    }
+    long[] shape = layout.packedShape();
+    if (Arrays.equals(packed.shape(), shape) && packed.ordering() == 'c') {
+      return packed;
+    }
+    if (packed.rank() == 2 && packed.size(0) == 1 || packed.rank() == 1) {
+      return packed.reshape('c', shape);
+    }
+    throw new IllegalArgumentException(
+        name
+            + " has shape "
+            + Arrays.toString(packed.shape())
+            + " order "
+            + packed.ordering()
+            + "; allowed: "
+            + Arrays.toString(shape)
+            + " row-major or a flat vector");
+  }
+}
