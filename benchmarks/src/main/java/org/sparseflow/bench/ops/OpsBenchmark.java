@@ -176,7 +176,8 @@ public final class OpsBenchmark {
                 () -> xf.mmul(wf),
                 () -> SparseLinear.forward(xs, wMasked, null, mask));
         double denseMs = Math.min(median(fwd[0]), median(fwd[1]));
-        out.add(
+        emit(
+            out,
             line(
                 "matmul_fwd",
                 density,
@@ -185,7 +186,6 @@ public final class OpsBenchmark {
                 denseMs,
                 median(fwd[2]),
                 torchMs.get(torchMatmul("matmul_fwd"))));
-        System.out.println(out.get(out.size() - 1));
       }
       double[][] fb =
           timing.alternating(
@@ -197,7 +197,8 @@ public final class OpsBenchmark {
                 SparseLinear.forward(xs, wMasked, null, mask);
                 SparseLinear.backward(xs, wMasked, mask, dys, false);
               });
-      out.add(
+      emit(
+          out,
           line(
               "matmul_fwdbwd",
               density,
@@ -206,7 +207,6 @@ public final class OpsBenchmark {
               Math.min(median(fb[0]), median(fb[1])),
               median(fb[2]),
               torchMs.get(torchMatmul("matmul_fwdbwd"))));
-      System.out.println(out.get(out.size() - 1));
     }
     out.addAll(runCpuTime(quick, timing, xs, wc, dys, torchMs));
     return out;
@@ -243,7 +243,8 @@ public final class OpsBenchmark {
                   SparseLinear.forward(x, wMasked, null, mask);
                   SparseLinear.backward(x, wMasked, mask, dy, false);
                 });
-        out.add(
+        emit(
+            out,
             cpuLine(
                 "matmul_fwd_cpu1",
                 density,
@@ -251,8 +252,8 @@ public final class OpsBenchmark {
                 denseFwd,
                 sf,
                 torchMs.get("1thread:" + torchMatmul("matmul_fwd") + "#cpu")));
-        System.out.println(out.get(out.size() - 1));
-        out.add(
+        emit(
+            out,
             cpuLine(
                 "matmul_fwdbwd_cpu1",
                 density,
@@ -260,7 +261,6 @@ public final class OpsBenchmark {
                 denseFb,
                 sfb,
                 torchMs.get("1thread:" + torchMatmul("matmul_fwdbwd") + "#cpu")));
-        System.out.println(out.get(out.size() - 1));
       }
     } finally {
       blas.setMaxThreads(blasThreads);
@@ -278,27 +278,13 @@ public final class OpsBenchmark {
       double denseMs,
       double sparseMs,
       Double torchCpuMs) {
-    double bestDense = torchCpuMs != null ? Math.min(denseMs, torchCpuMs) : denseMs;
-    return String.format(
-        Locale.ROOT,
-        "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_cpu_ms=%.1f"
-            + " sparse_cpu_ms=%.1f speedup=%.2f%s efficiency=%.2f threads=1 %s measured=true",
-        name,
-        density,
-        BLOCK,
-        mask.density(),
-        denseMs,
-        sparseMs,
-        denseMs / sparseMs,
-        torchCpuMs != null
-            ? String.format(
-                Locale.ROOT,
-                " torch_cpu_ms=%.1f speedup_vs_torch=%.2f",
-                torchCpuMs,
-                torchCpuMs / sparseMs)
-            : "",
-        mask.density() * bestDense / sparseMs,
-        HostInfo.fields());
+    return result(name, density, BLOCK, mask, denseMs, sparseMs, torchCpuMs, "_cpu", 1);
+  }
+
+  /** Adds a RESULT line to {@code out} and prints it as soon as it is measured. */
+  private static void emit(List<String> out, String line) {
+    out.add(line);
+    System.out.println(line);
   }
 
   private static void denseFwdBwd(INDArray x, INDArray w, INDArray dy) {
@@ -307,11 +293,7 @@ public final class OpsBenchmark {
     x.transpose().mmul(dy);
   }
 
-  /**
-   * A RESULT line. {@code efficiency} is the sparse kernel's useful FLOP/s (kept blocks only) over
-   * the best dense FLOP/s measured on this host at the same shape (ND4J, or PyTorch when faster):
-   * actual density x best dense ms / sparse ms.
-   */
+  /** A RESULT line of the matmul cases at the kernels' thread count (see {@link #result}). */
   private static String line(
       String name,
       double density,
@@ -320,24 +302,53 @@ public final class OpsBenchmark {
       double denseMs,
       double sparseMs,
       Double torchMs) {
+    return result(
+        name, density, block, mask, denseMs, sparseMs, torchMs, "", BlockSparseKernels.threads());
+  }
+
+  /**
+   * A RESULT line, times named {@code dense<clock>_ms}, {@code sparse<clock>_ms} and {@code
+   * torch<clock>_ms} ({@code clock} "" for wall time, "_cpu" for CPU time). {@code efficiency} is
+   * the sparse kernel's useful FLOP/s (kept blocks only) over the best dense FLOP/s measured on
+   * this host at the same shape (ND4J, or PyTorch when faster): actual density x best dense ms /
+   * sparse ms.
+   */
+  private static String result(
+      String name,
+      double density,
+      int block,
+      SparseMask mask,
+      double denseMs,
+      double sparseMs,
+      Double torchMs,
+      String clock,
+      int threads) {
     double bestDense = torchMs != null ? Math.min(denseMs, torchMs) : denseMs;
+    String torch =
+        torchMs != null
+            ? String.format(
+                Locale.ROOT,
+                " torch%s_ms=%.1f speedup_vs_torch=%.2f",
+                clock,
+                torchMs,
+                torchMs / sparseMs)
+            : "";
     return String.format(
         Locale.ROOT,
-        "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_ms=%.1f sparse_ms=%.1f"
+        "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense%s_ms=%.1f sparse%s_ms=%.1f"
             + " speedup=%.2f%s efficiency=%.2f threads=%d %s measured=true",
         name,
         density,
         block,
         mask.density(),
+        clock,
         denseMs,
+        clock,
         sparseMs,
         denseMs / sparseMs,
-        torchMs != null
-            ? String.format(
-                Locale.ROOT, " torch_ms=%.1f speedup_vs_torch=%.2f", torchMs, torchMs / sparseMs)
-            : "",
+        torch,
         mask.density() * bestDense / sparseMs,
-        BlockSparseKernels.threads(),
+        threads,
         HostInfo.fields());
   }
 
