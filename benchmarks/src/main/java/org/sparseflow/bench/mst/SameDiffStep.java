@@ -81,35 +81,18 @@ final class SameDiffStep {
     return c.withTotalSteps(steps);
   }
 
-  /** As {@link #run(String, int, double, String, boolean)} with layouts read per call. */
+  /** Dense or block16 with layouts read per call, no profile, the default fuse section. */
   static double[][] run(String variant, int steps, double sparsity, String attention) {
-    return run(variant, steps, sparsity, attention, false);
+    return run(variant, steps, sparsity, attention, false, null, null);
   }
 
   /**
-   * Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant; with
-   * {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code MstListener},
-   * which also gives the ops cached block layouts (otherwise each call reads its mask input).
+   * Per-step wall, process CPU and thread CPU time (ms) of {@code steps} training steps of one
+   * variant. With {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code
+   * MstListener}, which also gives the ops cached block layouts (otherwise each call reads its mask
+   * input); a non-null {@code profile} counts the ops of every step after the 3 warm-up steps;
+   * {@code fuse} is the sparse variant's fuse section (null: the config default).
    */
-  static double[][] run(
-      String variant, int steps, double sparsity, String attention, boolean cachedLayouts) {
-    return run(variant, steps, sparsity, attention, cachedLayouts, null);
-  }
-
-  /**
-   * As above; a non-null {@code profile} counts the ops of every step after the 3 warm-up steps.
-   */
-  static double[][] run(
-      String variant,
-      int steps,
-      double sparsity,
-      String attention,
-      boolean cachedLayouts,
-      OpProfile profile) {
-    return run(variant, steps, sparsity, attention, cachedLayouts, profile, null);
-  }
-
-  /** As above, with the sparse variant's {@code fuse} section (null: the config default). */
   static double[][] run(
       String variant,
       int steps,

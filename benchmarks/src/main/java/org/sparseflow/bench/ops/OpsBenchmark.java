@@ -176,16 +176,7 @@ public final class OpsBenchmark {
                 () -> xf.mmul(wf),
                 () -> SparseLinear.forward(xs, wMasked, null, mask));
         double denseMs = Math.min(median(fwd[0]), median(fwd[1]));
-        emit(
-            out,
-            line(
-                "matmul_fwd",
-                density,
-                block,
-                mask,
-                denseMs,
-                median(fwd[2]),
-                torchMs.get(torchMatmul("matmul_fwd"))));
+        emit(out, line("matmul_fwd", density, block, mask, denseMs, median(fwd[2]), torchMs));
       }
       double[][] fb =
           timing.alternating(
@@ -206,7 +197,7 @@ public final class OpsBenchmark {
               mask,
               Math.min(median(fb[0]), median(fb[1])),
               median(fb[2]),
-              torchMs.get(torchMatmul("matmul_fwdbwd"))));
+              torchMs));
     }
     out.addAll(runCpuTime(quick, timing, xs, wc, dys, torchMs));
     return out;
@@ -243,24 +234,8 @@ public final class OpsBenchmark {
                   SparseLinear.forward(x, wMasked, null, mask);
                   SparseLinear.backward(x, wMasked, mask, dy, false);
                 });
-        emit(
-            out,
-            cpuLine(
-                "matmul_fwd_cpu1",
-                density,
-                mask,
-                denseFwd,
-                sf,
-                torchMs.get("1thread:" + torchMatmul("matmul_fwd") + "#cpu")));
-        emit(
-            out,
-            cpuLine(
-                "matmul_fwdbwd_cpu1",
-                density,
-                mask,
-                denseFb,
-                sfb,
-                torchMs.get("1thread:" + torchMatmul("matmul_fwdbwd") + "#cpu")));
+        emit(out, cpuLine("matmul_fwd", density, mask, denseFwd, sf, torchMs));
+        emit(out, cpuLine("matmul_fwdbwd", density, mask, denseFb, sfb, torchMs));
       }
     } finally {
       blas.setMaxThreads(blasThreads);
@@ -270,15 +245,19 @@ public final class OpsBenchmark {
     return out;
   }
 
-  /** A one-thread CPU-time line; the torch peer's figure is its process CPU time on one thread. */
+  /**
+   * A one-thread CPU-time line of matmul case {@code kase} (named {@code <kase>_cpu1}); the torch
+   * peer's figure is its process CPU time on one thread.
+   */
   private static String cpuLine(
-      String name,
+      String kase,
       double density,
       SparseMask mask,
       double denseMs,
       double sparseMs,
-      Double torchCpuMs) {
-    return result(name, density, BLOCK, mask, denseMs, sparseMs, torchCpuMs, "_cpu", 1);
+      Map<String, Double> torchMs) {
+    Double torch = torchMs.get("1thread:" + torchMatmul(kase) + "#cpu");
+    return result(kase + "_cpu1", density, BLOCK, mask, denseMs, sparseMs, torch, "_cpu", 1);
   }
 
   /** Adds a RESULT line to {@code out} and prints it as soon as it is measured. */
@@ -293,17 +272,18 @@ public final class OpsBenchmark {
     x.transpose().mmul(dy);
   }
 
-  /** A RESULT line of the matmul cases at the kernels' thread count (see {@link #result}). */
+  /** A RESULT line of matmul case {@code kase} at the kernels' thread count. */
   private static String line(
-      String name,
+      String kase,
       double density,
       int block,
       SparseMask mask,
       double denseMs,
       double sparseMs,
-      Double torchMs) {
-    return result(
-        name, density, block, mask, denseMs, sparseMs, torchMs, "", BlockSparseKernels.threads());
+      Map<String, Double> torchMs) {
+    Double torch = torchMs.get(torchMatmul(kase));
+    int threads = BlockSparseKernels.threads();
+    return result(kase, density, block, mask, denseMs, sparseMs, torch, "", threads);
   }
 
   /**
