@@ -4,17 +4,13 @@ import java.io.File;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import org.deeplearning4j.nn.conf.ComputationGraphConfiguration;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.util.CrashReportingUtil;
 import org.nd4j.linalg.dataset.MultiDataSet;
-import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.shade.jackson.core.JsonProcessingException;
 import org.nd4j.shade.jackson.core.type.TypeReference;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.sparseflow.examples.data.BatchSampler;
-import org.sparseflow.examples.data.CharTokenizer;
-import org.sparseflow.examples.data.Corpus;
 import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
 
@@ -65,19 +61,13 @@ final class CappedTraining {
     double minMs = Double.NaN;
     try (MemoryCase.PeakSampler peak = new MemoryCase.PeakSampler()) {
       try {
-        Corpus corpus = Corpus.bundled();
-        CharTokenizer tok = CharTokenizer.fit(corpus.text());
-        int[] tokens = tok.encode(corpus.text());
-        GptConfig c = size.config(tok.vocabSize(), seed);
-        ComputationGraphConfiguration conf = ComputationGraphGpt.configuration(c, new Adam(1e-3));
-        if (!storage.equals("dense")) {
-          SparseGptConfig.sparsify(conf, pattern, density, storage, seed);
-        }
+        MemoryCase.Setup setup = MemoryCase.Setup.of(size, storage, pattern, density, seed);
+        GptConfig c = setup.gpt();
         phase = "init";
-        ComputationGraph net = new ComputationGraph(conf);
+        ComputationGraph net = new ComputationGraph(setup.conf());
         net.init();
         o.values.put("param_bytes", String.valueOf(net.params().length() * 4));
-        BatchSampler sampler = new BatchSampler(tokens, size.batch(), size.context(), seed);
+        BatchSampler sampler = new BatchSampler(setup.tokens(), size.batch(), size.context(), seed);
         for (int s = 0; s < steps; s++) {
           phase = "step " + (s + 1);
           MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab());

@@ -6,8 +6,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.sparseflow.bench.BenchOptions;
+import org.sparseflow.bench.HelpOption;
 import org.sparseflow.examples.gpt.GptConfig;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -55,12 +57,6 @@ public final class MemoryBenchmark {
   int heads = 8;
 
   @Option(
-      names = "--pattern",
-      paramLabel = "P",
-      description = "block8|16|32|64 or n:m (n:m: sparsity 1 - n/m)")
-  String pattern = "block16";
-
-  @Option(
       names = "--sparsities",
       split = ",",
       paramLabel = "S",
@@ -75,14 +71,7 @@ public final class MemoryBenchmark {
   @Option(names = "--steps", paramLabel = "N", description = "Adam steps per case (>= 1)")
   int steps = 3;
 
-  @Option(names = "--context", paramLabel = "T", description = "context length")
-  int context = 64;
-
-  @Option(names = "--batch", paramLabel = "B", description = "batch size")
-  int batch = 8;
-
-  @Option(names = "--seed", paramLabel = "N", description = "seed")
-  long seed = 42;
+  @Mixin TrainingOptions train = new TrainingOptions(8);
 
   @Option(names = "--in-process", description = "run every case in this JVM")
   boolean inProcess;
@@ -90,11 +79,7 @@ public final class MemoryBenchmark {
   @Option(names = "--case", paramLabel = "STORAGE:SPARSITY", hidden = true)
   String single;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "print this help")
-  boolean help;
+  @Mixin HelpOption help;
 
   private MemoryBenchmark() {}
 
@@ -111,9 +96,10 @@ public final class MemoryBenchmark {
       throw new IllegalArgumentException(
           "--model = " + model + " is not allowed; allowed: " + GptConfig.NAMES);
     }
-    MemoryArgs.checkPattern(pattern);
+    MemoryArgs.checkPattern(train.pattern);
     sparsities =
-        MemoryArgs.sparsitiesFor(pattern, sparsities, sparsities.equals(DEFAULT_SPARSITIES));
+        MemoryArgs.sparsitiesFor(
+            train.pattern, sparsities, sparsities.equals(DEFAULT_SPARSITIES));
     for (double s : sparsities) {
       if (!(s > 0 && s < 1)) {
         throw new IllegalArgumentException(
@@ -129,7 +115,7 @@ public final class MemoryBenchmark {
     if (dModel != 0) {
       MemoryArgs.checkSize(dModel, layers, heads);
     }
-    MemoryArgs.checkRun(steps, context, batch);
+    train.validate(steps);
   }
 
   private void run(String[] args) throws Exception {
@@ -171,8 +157,8 @@ public final class MemoryBenchmark {
   }
 
   private Map<String, String> runCase(String storage, double sparsity) throws Exception {
-    MemoryCase.Size size = new MemoryCase.Size(model, dModel, layers, heads, context, batch);
-    return MemoryCase.run(size, storage, pattern, 1.0 - sparsity, steps, seed);
+    MemoryCase.Size size = train.size(model, dModel, layers, heads);
+    return MemoryCase.run(size, storage, train.pattern, 1.0 - sparsity, steps, train.seed);
   }
 
   private String result(String scope, Map<String, String> r, Map<String, String> dense) {

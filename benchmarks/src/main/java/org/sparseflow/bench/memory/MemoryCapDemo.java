@@ -6,7 +6,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.sparseflow.bench.BenchOptions;
+import org.sparseflow.bench.HelpOption;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -43,9 +45,6 @@ public final class MemoryCapDemo {
   @Option(names = "--heads", paramLabel = "H", description = "attention heads (default 12)")
   int heads = 12;
 
-  @Option(names = "--pattern", paramLabel = "P", description = "block8|16|32|64")
-  String pattern = "block16";
-
   @Option(names = "--sparsity", paramLabel = "S", description = "sparsity in (0, 1) (0.9)")
   double sparsity = 0.9;
 
@@ -61,23 +60,12 @@ public final class MemoryCapDemo {
   @Option(names = "--steps", paramLabel = "N", description = "Adam steps (>= 1)")
   int steps = 3;
 
-  @Option(names = "--context", paramLabel = "T", description = "context length")
-  int context = 64;
-
-  @Option(names = "--batch", paramLabel = "B", description = "batch size")
-  int batch = 4;
-
-  @Option(names = "--seed", paramLabel = "N", description = "seed")
-  long seed = 42;
+  @Mixin TrainingOptions train = new TrainingOptions(4);
 
   @Option(names = "--case", paramLabel = "VARIANT", hidden = true)
   String single;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "print this help")
-  boolean help;
+  @Mixin HelpOption help;
 
   private MemoryCapDemo() {}
 
@@ -94,7 +82,6 @@ public final class MemoryCapDemo {
   }
 
   private void validate() {
-    MemoryArgs.checkPattern(pattern);
     if (!(sparsity > 0 && sparsity < 1)) {
       throw new IllegalArgumentException(
           "--sparsity = " + sparsity + " is not allowed; allowed: a number in (0, 1)");
@@ -106,7 +93,7 @@ public final class MemoryCapDemo {
           "--cap = " + cap + " is not allowed; allowed: a size larger than --heap = " + heap);
     }
     MemoryArgs.checkSize(dModel, layers, heads);
-    MemoryArgs.checkRun(steps, context, batch);
+    train.validate(steps);
     if (single != null && !single.equals("dense") && !single.equals("sparse")) {
       throw new IllegalArgumentException(
           "--case = " + single + " is not allowed; allowed: dense, sparse");
@@ -136,8 +123,8 @@ public final class MemoryCapDemo {
         "memory-cap: %s (%d heads, T %d, batch %d), cap: -Xmx%s, resident memory <= %s%n",
         modelName(),
         heads,
-        context,
-        batch,
+        train.context,
+        train.batch,
         heap,
         cap);
     for (String variant : new String[] {"dense", "sparse"}) {
@@ -166,7 +153,7 @@ public final class MemoryCapDemo {
             + " steps_done=%s peak_rss_mb=%s param_bytes=%s min_step_ms=%s",
         modelName(),
         variant,
-        variant.equals("dense") ? "dense" : pattern,
+        variant.equals("dense") ? "dense" : train.pattern,
         variant.equals("dense") ? "1.00" : String.format(Locale.ROOT, "%.2f", 1 - sparsity),
         heap,
         cap,
@@ -180,10 +167,10 @@ public final class MemoryCapDemo {
 
   /** Runs one variant here; returns its figures as {@code key=value} pairs. */
   private String runCase(String variant) {
-    MemoryCase.Size size = new MemoryCase.Size("custom", dModel, layers, heads, context, batch);
+    MemoryCase.Size size = train.size("custom", dModel, layers, heads);
+    String storage = variant.equals("dense") ? "dense" : "packed";
     CappedTraining.Outcome o =
-        CappedTraining.run(
-            size, variant.equals("dense") ? "dense" : "packed", pattern, 1 - sparsity, steps, seed);
+        CappedTraining.run(size, storage, train.pattern, 1 - sparsity, steps, train.seed);
     return o.format();
   }
 

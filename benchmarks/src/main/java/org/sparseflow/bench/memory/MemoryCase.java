@@ -118,6 +118,28 @@ final class MemoryCase {
     }
   }
 
+  /**
+   * A case's GPT before {@code init()}: the model config, its graph configuration (with Adam, made
+   * sparse unless {@code storage} is dense) and the bundled corpus as tokens.
+   */
+  record Setup(GptConfig gpt, ComputationGraphConfiguration conf, int[] tokens) {
+    /**
+     * Builds the configuration of {@code size}; {@code storage} dense, masked or packed with {@code
+     * pattern} at {@code density}.
+     */
+    static Setup of(Size size, String storage, String pattern, double density, long seed) {
+      Corpus corpus = Corpus.bundled();
+      CharTokenizer tok = CharTokenizer.fit(corpus.text());
+      int[] tokens = tok.encode(corpus.text());
+      GptConfig c = size.config(tok.vocabSize(), seed);
+      ComputationGraphConfiguration conf = ComputationGraphGpt.configuration(c, new Adam(1e-3));
+      if (!storage.equals("dense")) {
+        SparseGptConfig.sparsify(conf, pattern, density, storage, seed);
+      }
+      return new Setup(c, conf, tokens);
+    }
+  }
+
   /** {@link #run(Size, String, String, double, int, long)} for a named model. */
   static Map<String, String> run(
       String model,
@@ -149,17 +171,11 @@ final class MemoryCase {
     out.put("density", String.valueOf(storage.equals("dense") ? 1.0 : density));
     ComputationGraph net;
     try (PeakSampler peak = new PeakSampler()) {
-      Corpus corpus = Corpus.bundled();
-      CharTokenizer tok = CharTokenizer.fit(corpus.text());
-      int[] tokens = tok.encode(corpus.text());
-      GptConfig c = size.config(tok.vocabSize(), seed);
-      ComputationGraphConfiguration conf = ComputationGraphGpt.configuration(c, new Adam(1e-3));
-      if (!storage.equals("dense")) {
-        SparseGptConfig.sparsify(conf, pattern, density, storage, seed);
-      }
-      net = new ComputationGraph(conf);
+      Setup setup = Setup.of(size, storage, pattern, density, seed);
+      GptConfig c = setup.gpt();
+      net = new ComputationGraph(setup.conf());
       net.init();
-      BatchSampler sampler = new BatchSampler(tokens, batch, context, seed);
+      BatchSampler sampler = new BatchSampler(setup.tokens(), batch, context, seed);
       double minMs = Double.MAX_VALUE;
       for (int s = 0; s < steps; s++) {
         MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab());

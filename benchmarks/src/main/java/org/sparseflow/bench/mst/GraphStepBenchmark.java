@@ -1,7 +1,6 @@
 package org.sparseflow.bench.mst;
 
 import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -10,16 +9,14 @@ import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.nd4j.linalg.dataset.MultiDataSet;
 import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.bench.BenchOptions;
-import org.sparseflow.examples.data.BatchSampler;
-import org.sparseflow.examples.data.CharTokenizer;
-import org.sparseflow.examples.data.Corpus;
-import org.sparseflow.examples.data.TokenSplit;
+import org.sparseflow.bench.HelpOption;
 import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -96,11 +93,7 @@ public final class GraphStepBenchmark {
               + " -Dsparseflow.threads=1 and OMP_NUM_THREADS=1)")
   boolean opProfile;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "print this help")
-  boolean help;
+  @Mixin HelpOption help;
 
   private GraphStepBenchmark() {}
 
@@ -217,22 +210,12 @@ public final class GraphStepBenchmark {
     return opProfile ? new OpProfile() : null;
   }
 
-  private static final ThreadMXBean THREADS = SameDiffStep.THREADS;
-
-  private static long processCpuNanos() {
-    return SameDiffStep.processCpuNanos();
-  }
-
   /** Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant. */
   static double[][] run(
       String variant, int steps, double sparsity, String attention, RNNFormat format)
       throws Exception {
-    Corpus corpus = Corpus.bundled();
-    CharTokenizer tok = CharTokenizer.fit(corpus.text());
-    TokenSplit split =
-        TokenSplit.of(
-            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
-    GptConfig c = MstVariants.gptMini(tok.vocabSize());
+    StepTimes.GptMiniData data = StepTimes.GptMiniData.bundled();
+    GptConfig c = data.gpt();
     boolean dense = variant.equals("dense");
     ComputationGraph net =
         new ComputationGraph(
@@ -249,21 +232,10 @@ public final class GraphStepBenchmark {
           new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
       net = Sparsify.apply(sc, net).model();
     }
-    BatchSampler sampler =
-        new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
-    double[] ms = new double[steps];
-    double[] cpu = new double[steps];
-    double[] threadCpu = new double[steps];
-    for (int s = 0; s < steps; s++) {
-      MultiDataSet ds = ComputationGraphGpt.batch(sampler.windows(s), c.vocab(), format);
-      long t0 = System.nanoTime();
-      long c0 = processCpuNanos();
-      long tc0 = THREADS.getCurrentThreadCpuTime();
-      net.fit(ds);
-      ms[s] = (System.nanoTime() - t0) / 1e6;
-      cpu[s] = (processCpuNanos() - c0) / 1e6;
-      threadCpu[s] = (THREADS.getCurrentThreadCpuTime() - tc0) / 1e6;
-    }
-    return new double[][] {ms, cpu, threadCpu};
+    ComputationGraph trained = net;
+    return StepTimes.<MultiDataSet>measure(
+        steps,
+        s -> ComputationGraphGpt.batch(data.sampler().windows(s), c.vocab(), format),
+        trained::fit);
   }
 }

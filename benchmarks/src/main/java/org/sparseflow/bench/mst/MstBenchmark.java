@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.nd4j.linalg.learning.config.IUpdater;
 import org.sparseflow.bench.BenchOptions;
+import org.sparseflow.bench.HelpOption;
 import org.sparseflow.bench.mst.DenseBaseline.TrainSettings;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
@@ -20,6 +21,7 @@ import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.report.MstPlots;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -142,11 +144,7 @@ public final class MstBenchmark {
       description = "graph only: per-parameter L2 gradient clipping at X (0 = off, default)")
   double gradClip;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "print this help")
-  boolean help;
+  @Mixin HelpOption help;
 
   private MstBenchmark() {}
 

@@ -151,13 +151,21 @@ final class MstVariants {
    * and the head stay dense): {@code pattern} at {@code sparsity}, the same density in every layer.
    */
   static SparsityConfig graphSparsity(String pattern, double sparsity) {
+    return uniformSparsity(pattern, sparsity, "h\\d+_(attn|fc|proj)");
+  }
+
+  /**
+   * Sparsify settings: {@code pattern} at {@code sparsity} on the weights whose names match {@code
+   * include}, the same density in every layer, first and last layers included.
+   */
+  static SparsityConfig uniformSparsity(String pattern, double sparsity, String include) {
     SparsityConfig sc = new SparsityConfig();
     sc.setPattern(pattern);
     sc.setSparsity(sparsity);
     sc.setDistribution(DensityDistribution.UNIFORM);
     sc.setKeepFirstDense(false);
     sc.setKeepLastDense(false);
-    sc.setInclude(List.of("h\\d+_(attn|fc|proj)"));
+    sc.setInclude(List.of(include));
     return sc;
   }
 }

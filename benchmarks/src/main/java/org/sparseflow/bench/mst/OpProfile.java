@@ -1,7 +1,5 @@
 package org.sparseflow.bench.mst;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -15,6 +13,7 @@ import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.OpContext;
 import org.nd4j.linalg.dataset.api.MultiDataSet;
+import org.sparseflow.bench.CpuClock;
 
 /**
  * Per-op time of SameDiff training steps ({@code graph-step --model samediff --op-profile}): the
@@ -23,7 +22,6 @@ import org.nd4j.linalg.dataset.api.MultiDataSet;
  * the op's whole cost, and it is not inflated by other processes on a loaded machine.
  */
 final class OpProfile extends BaseListener {
-  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
   private final Map<String, long[]> byOp = new HashMap<>();
   private long start;
   private boolean recording;
@@ -40,7 +38,7 @@ final class OpProfile extends BaseListener {
 
   @Override
   public void preOpExecution(SameDiff sd, At at, SameDiffOp op, OpContext opContext) {
-    start = THREADS.getCurrentThreadCpuTime();
+    start = CpuClock.threadNanos();
   }
 
   @Override
@@ -53,7 +51,7 @@ final class OpProfile extends BaseListener {
       INDArray[] outputs) {
     if (recording) {
       long[] a = byOp.computeIfAbsent(op.getOp().opName(), k -> new long[2]);
-      a[0] += THREADS.getCurrentThreadCpuTime() - start;
+      a[0] += CpuClock.threadNanos() - start;
       a[1]++;
     }
   }

@@ -23,17 +23,4 @@ record RunSetup(
     int steps,
     int evalPoints,
     Path out,
-    long seed) {
-
-  /** A setup with the benchmark's default seed. */
-  RunSetup(
-      MstConfig base,
-      GptConfig gpt,
-      TokenSplit split,
-      int[][][] evalBatches,
-      int steps,
-      int evalPoints,
-      Path out) {
-    this(base, gpt, split, evalBatches, steps, evalPoints, out, MstVariants.SEED);
-  }
-}
+    long seed) {}

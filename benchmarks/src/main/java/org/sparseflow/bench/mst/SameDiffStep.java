@@ -1,21 +1,13 @@
 package org.sparseflow.bench.mst;
 
-import com.sun.management.OperatingSystemMXBean;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.dataset.DataSet;
-import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.Batches;
-import org.sparseflow.examples.data.CharTokenizer;
-import org.sparseflow.examples.data.Corpus;
-import org.sparseflow.examples.data.TokenSplit;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.layers.config.AttentionSettings;
-import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.FuseSettings;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
@@ -32,21 +24,12 @@ import org.sparseflow.mst.core.SparsitySchedule;
 final class SameDiffStep {
   private SameDiffStep() {}
 
-  /** CPU time of the calling thread: the step's own work, without GC / JIT threads or waits. */
-  static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-
   /** SameDiffGpt's 24 attention/MLP weights (embeddings, norms and the head stay dense). */
   static final String WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
 
   /** Sparsify settings for SameDiffGpt: {@code pattern} at {@code sparsity} on {@link #WEIGHTS}. */
   static SparsityConfig sparsity(String pattern, double sparsity, String attention) {
-    SparsityConfig sc = new SparsityConfig();
-    sc.setPattern(pattern);
-    sc.setSparsity(sparsity);
-    sc.setDistribution(DensityDistribution.UNIFORM);
-    sc.setKeepFirstDense(false);
-    sc.setKeepLastDense(false);
-    sc.setInclude(List.of(WEIGHTS));
+    SparsityConfig sc = MstVariants.uniformSparsity(pattern, sparsity, WEIGHTS);
     sc.setAttention(
         new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
     return sc;
@@ -74,13 +57,6 @@ final class SameDiffStep {
     };
   }
 
-  /** CPU time of this process, all threads (0 where the JVM cannot tell). */
-  static long processCpuNanos() {
-    return ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os
-        ? os.getProcessCpuTime()
-        : 0L;
-  }
-
   /**
    * A fixed-mask MST config (no topology updates) that hands the rewritten ops their masks, cached
    * block layouts and attention pattern once: static sparsity driven through {@code MstListener}.
@@ -105,35 +81,18 @@ final class SameDiffStep {
     return c.withTotalSteps(steps);
   }
 
-  /** As {@link #run(String, int, double, String, boolean)} with layouts read per call. */
+  /** Dense or block16 with layouts read per call, no profile, the default fuse section. */
   static double[][] run(String variant, int steps, double sparsity, String attention) {
-    return run(variant, steps, sparsity, attention, false);
+    return run(variant, steps, sparsity, attention, false, null, null);
   }
 
   /**
-   * Per-step wall and process CPU time (ms) of {@code steps} training steps of one variant; with
-   * {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code MstListener},
-   * which also gives the ops cached block layouts (otherwise each call reads its mask input).
+   * Per-step wall, process CPU and thread CPU time (ms) of {@code steps} training steps of one
+   * variant. With {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code
+   * MstListener}, which also gives the ops cached block layouts (otherwise each call reads its mask
+   * input); a non-null {@code profile} counts the ops of every step after the 3 warm-up steps;
+   * {@code fuse} is the sparse variant's fuse section (null: the config default).
    */
-  static double[][] run(
-      String variant, int steps, double sparsity, String attention, boolean cachedLayouts) {
-    return run(variant, steps, sparsity, attention, cachedLayouts, null);
-  }
-
-  /**
-   * As above; a non-null {@code profile} counts the ops of every step after the 3 warm-up steps.
-   */
-  static double[][] run(
-      String variant,
-      int steps,
-      double sparsity,
-      String attention,
-      boolean cachedLayouts,
-      OpProfile profile) {
-    return run(variant, steps, sparsity, attention, cachedLayouts, profile, null);
-  }
-
-  /** As above, with the sparse variant's {@code fuse} section (null: the config default). */
   static double[][] run(
       String variant,
       int steps,
@@ -142,12 +101,8 @@ final class SameDiffStep {
       boolean cachedLayouts,
       OpProfile profile,
       FuseSettings fuse) {
-    Corpus corpus = Corpus.bundled();
-    CharTokenizer tok = CharTokenizer.fit(corpus.text());
-    TokenSplit split =
-        TokenSplit.of(
-            tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
-    GptConfig c = MstVariants.gptMini(tok.vocabSize());
+    StepTimes.GptMiniData data = StepTimes.GptMiniData.bundled();
+    GptConfig c = data.gpt();
     SameDiff sd = SameDiffGpt.build(c, 1e-3);
     if (!variant.equals("dense")) {
       SparsityConfig sc = sparsity("block16", sparsity, attention);
@@ -157,30 +112,19 @@ final class SameDiffStep {
         new MstListener(staticConfig(sparsity, attention, steps)).addTo(sd);
       }
     }
-    BatchSampler sampler =
-        new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
     if (profile != null) {
       sd.addListeners(profile);
     }
-    double[] ms = new double[steps];
-    double[] cpu = new double[steps];
-    double[] threadCpu = new double[steps];
-    for (int s = 0; s < steps; s++) {
-      int[][] w = sampler.windows(s);
-      DataSet ds =
-          new DataSet(
+    return StepTimes.<DataSet>measure(
+        steps,
+        s -> {
+          int[][] w = data.sampler().windows(s);
+          if (profile != null) {
+            profile.recording(s >= 3);
+          }
+          return new DataSet(
               Batches.inputIndices(w, DataType.FLOAT), Batches.targetIndices(w, DataType.FLOAT));
-      if (profile != null) {
-        profile.recording(s >= 3);
-      }
-      long t0 = System.nanoTime();
-      long c0 = processCpuNanos();
-      long tc0 = THREADS.getCurrentThreadCpuTime();
-      sd.fit(ds);
-      ms[s] = (System.nanoTime() - t0) / 1e6;
-      cpu[s] = (processCpuNanos() - c0) / 1e6;
-      threadCpu[s] = (THREADS.getCurrentThreadCpuTime() - tc0) / 1e6;
-    }
-    return new double[][] {ms, cpu, threadCpu};
+        },
+        sd::fit);
   }
 }

@@ -1,6 +1,5 @@
 package org.sparseflow.bench.ops;
 
-import com.sun.management.OperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +10,7 @@ import java.util.function.Supplier;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.bench.CpuClock;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
@@ -237,34 +237,28 @@ public final class AttentionBench {
     return new INDArray[] {dq, dk, dv};
   }
 
+  /** Keeps each timed result reachable so the JIT cannot drop the work that produced it. */
+  private static volatile Object sink;
+
   /**
    * {median, min} wall time and median process CPU time (all threads) in ms over {@code reps} runs
    * after two warm-up runs. CPU time counts the work done, so it moves much less than wall time
    * when other processes compete for the cores.
    */
-  /** Keeps each timed result reachable so the JIT cannot drop the work that produced it. */
-  private static volatile Object sink;
-
   private static double[] time(int reps, Supplier<Object> body) {
     sink = body.get(); // warm-up
     sink = body.get();
     double[] ms = new double[reps];
     double[] cpu = new double[reps];
     for (int r = 0; r < reps; r++) {
-      long c0 = processCpuNanos();
+      long c0 = CpuClock.processNanos();
       long t0 = System.nanoTime();
       sink = body.get();
       ms[r] = (System.nanoTime() - t0) / 1e6;
-      cpu[r] = (processCpuNanos() - c0) / 1e6;
+      cpu[r] = (CpuClock.processNanos() - c0) / 1e6;
     }
     Arrays.sort(ms);
     Arrays.sort(cpu);
     return new double[] {ms[reps / 2], ms[0], cpu[reps / 2]};
-  }
-
-  private static long processCpuNanos() {
-    // qualified: com.sun.management.OperatingSystemMXBean is imported
-    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-    return os instanceof OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0L;
   }
 }

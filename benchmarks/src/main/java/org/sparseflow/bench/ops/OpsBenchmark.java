@@ -176,16 +176,7 @@ public final class OpsBenchmark {
                 () -> xf.mmul(wf),
                 () -> SparseLinear.forward(xs, wMasked, null, mask));
         double denseMs = Math.min(median(fwd[0]), median(fwd[1]));
-        out.add(
-            line(
-                "matmul_fwd",
-                density,
-                block,
-                mask,
-                denseMs,
-                median(fwd[2]),
-                torchMs.get(torchMatmul("matmul_fwd"))));
-        System.out.println(out.get(out.size() - 1));
+        emit(out, line("matmul_fwd", density, block, mask, denseMs, median(fwd[2]), torchMs));
       }
       double[][] fb =
           timing.alternating(
@@ -197,7 +188,8 @@ public final class OpsBenchmark {
                 SparseLinear.forward(xs, wMasked, null, mask);
                 SparseLinear.backward(xs, wMasked, mask, dys, false);
               });
-      out.add(
+      emit(
+          out,
           line(
               "matmul_fwdbwd",
               density,
@@ -205,8 +197,7 @@ public final class OpsBenchmark {
               mask,
               Math.min(median(fb[0]), median(fb[1])),
               median(fb[2]),
-              torchMs.get(torchMatmul("matmul_fwdbwd"))));
-      System.out.println(out.get(out.size() - 1));
+              torchMs));
     }
     out.addAll(runCpuTime(quick, timing, xs, wc, dys, torchMs));
     return out;
@@ -243,24 +234,8 @@ public final class OpsBenchmark {
                   SparseLinear.forward(x, wMasked, null, mask);
                   SparseLinear.backward(x, wMasked, mask, dy, false);
                 });
-        out.add(
-            cpuLine(
-                "matmul_fwd_cpu1",
-                density,
-                mask,
-                denseFwd,
-                sf,
-                torchMs.get("1thread:" + torchMatmul("matmul_fwd") + "#cpu")));
-        System.out.println(out.get(out.size() - 1));
-        out.add(
-            cpuLine(
-                "matmul_fwdbwd_cpu1",
-                density,
-                mask,
-                denseFb,
-                sfb,
-                torchMs.get("1thread:" + torchMatmul("matmul_fwdbwd") + "#cpu")));
-        System.out.println(out.get(out.size() - 1));
+        emit(out, cpuLine("matmul_fwd", density, mask, denseFwd, sf, torchMs));
+        emit(out, cpuLine("matmul_fwdbwd", density, mask, denseFb, sfb, torchMs));
       }
     } finally {
       blas.setMaxThreads(blasThreads);
@@ -270,35 +245,25 @@ public final class OpsBenchmark {
     return out;
   }
 
-  /** A one-thread CPU-time line; the torch peer's figure is its process CPU time on one thread. */
+  /**
+   * A one-thread CPU-time line of matmul case {@code kase} (named {@code <kase>_cpu1}); the torch
+   * peer's figure is its process CPU time on one thread.
+   */
   private static String cpuLine(
-      String name,
+      String kase,
       double density,
       SparseMask mask,
       double denseMs,
       double sparseMs,
-      Double torchCpuMs) {
-    double bestDense = torchCpuMs != null ? Math.min(denseMs, torchCpuMs) : denseMs;
-    return String.format(
-        Locale.ROOT,
-        "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_cpu_ms=%.1f"
-            + " sparse_cpu_ms=%.1f speedup=%.2f%s efficiency=%.2f threads=1 %s measured=true",
-        name,
-        density,
-        BLOCK,
-        mask.density(),
-        denseMs,
-        sparseMs,
-        denseMs / sparseMs,
-        torchCpuMs != null
-            ? String.format(
-                Locale.ROOT,
-                " torch_cpu_ms=%.1f speedup_vs_torch=%.2f",
-                torchCpuMs,
-                torchCpuMs / sparseMs)
-            : "",
-        mask.density() * bestDense / sparseMs,
-        HostInfo.fields());
+      Map<String, Double> torchMs) {
+    Double torch = torchMs.get("1thread:" + torchMatmul(kase) + "#cpu");
+    return result(kase + "_cpu1", density, BLOCK, mask, denseMs, sparseMs, torch, "_cpu", 1);
+  }
+
+  /** Adds a RESULT line to {@code out} and prints it as soon as it is measured. */
+  private static void emit(List<String> out, String line) {
+    out.add(line);
+    System.out.println(line);
   }
 
   private static void denseFwdBwd(INDArray x, INDArray w, INDArray dy) {
@@ -307,37 +272,63 @@ public final class OpsBenchmark {
     x.transpose().mmul(dy);
   }
 
-  /**
-   * A RESULT line. {@code efficiency} is the sparse kernel's useful FLOP/s (kept blocks only) over
-   * the best dense FLOP/s measured on this host at the same shape (ND4J, or PyTorch when faster):
-   * actual density x best dense ms / sparse ms.
-   */
+  /** A RESULT line of matmul case {@code kase} at the kernels' thread count. */
   private static String line(
+      String kase,
+      double density,
+      int block,
+      SparseMask mask,
+      double denseMs,
+      double sparseMs,
+      Map<String, Double> torchMs) {
+    Double torch = torchMs.get(torchMatmul(kase));
+    int threads = BlockSparseKernels.threads();
+    return result(kase, density, block, mask, denseMs, sparseMs, torch, "", threads);
+  }
+
+  /**
+   * A RESULT line, times named {@code dense<clock>_ms}, {@code sparse<clock>_ms} and {@code
+   * torch<clock>_ms} ({@code clock} "" for wall time, "_cpu" for CPU time). {@code efficiency} is
+   * the sparse kernel's useful FLOP/s (kept blocks only) over the best dense FLOP/s measured on
+   * this host at the same shape (ND4J, or PyTorch when faster): actual density x best dense ms /
+   * sparse ms.
+   */
+  private static String result(
       String name,
       double density,
       int block,
       SparseMask mask,
       double denseMs,
       double sparseMs,
-      Double torchMs) {
+      Double torchMs,
+      String clock,
+      int threads) {
     double bestDense = torchMs != null ? Math.min(denseMs, torchMs) : denseMs;
+    String torch =
+        torchMs != null
+            ? String.format(
+                Locale.ROOT,
+                " torch%s_ms=%.1f speedup_vs_torch=%.2f",
+                clock,
+                torchMs,
+                torchMs / sparseMs)
+            : "";
     return String.format(
         Locale.ROOT,
-        "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense_ms=%.1f sparse_ms=%.1f"
+        "RESULT ops %s density=%.2f block=%d actual_density=%.4f dense%s_ms=%.1f sparse%s_ms=%.1f"
             + " speedup=%.2f%s efficiency=%.2f threads=%d %s measured=true",
         name,
         density,
         block,
         mask.density(),
+        clock,
         denseMs,
+        clock,
         sparseMs,
         denseMs / sparseMs,
-        torchMs != null
-            ? String.format(
-                Locale.ROOT, " torch_ms=%.1f speedup_vs_torch=%.2f", torchMs, torchMs / sparseMs)
-            : "",
+        torch,
         mask.density() * bestDense / sparseMs,
-        BlockSparseKernels.threads(),
+        threads,
         HostInfo.fields());
   }
 

@@ -1,6 +1,8 @@
 package org.sparseflow.bench.ops;
 
+import org.sparseflow.bench.HelpOption;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Options of the {@code ops} suite ({@link OpsBenchmark}). */
@@ -29,11 +31,7 @@ final class OpsOptions {
               + " (default 150; 0 = none)")
   int settleMs = 150;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "print this help")
-  boolean help;
+  @Mixin HelpOption help;
 
   /** Throws IllegalArgumentException naming a bad value. */
   void validate() {

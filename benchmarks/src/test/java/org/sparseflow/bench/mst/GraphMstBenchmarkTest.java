@@ -209,7 +209,10 @@ class GraphMstBenchmarkTest {
 
     MstRun sparse =
         GraphMstRun.train(
-            "block16", new RunSetup(base, g, split, eval, steps, 1, dir), new Adam(2e-3), 0.0);
+            "block16",
+            new RunSetup(base, g, split, eval, steps, 1, dir, MstVariants.SEED),
+            new Adam(2e-3),
+            0.0);
     assertEquals(
         6,
         MstVariants.flopCounter(g, true).linears().stream()
@@ -235,7 +238,10 @@ class GraphMstBenchmarkTest {
 
     MstRun dense =
         GraphMstRun.train(
-            "dense", new RunSetup(base, g, split, eval, steps, 1, dir), new Adam(2e-3), 0.0);
+            "dense",
+            new RunSetup(base, g, split, eval, steps, 1, dir, MstVariants.SEED),
+            new Adam(2e-3),
+            0.0);
     assertEquals(dense.denseFlops(), dense.flops(), 1e-6 * dense.flops());
     assertEquals(
         sparse.denseFlops(), dense.denseFlops(), 1e-6 * dense.flops(), "same dense reference");

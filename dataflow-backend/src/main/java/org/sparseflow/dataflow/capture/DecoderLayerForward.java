@@ -1,7 +1,6 @@
 package org.sparseflow.dataflow.capture;
 
 import java.util.List;
-import org.sparseflow.dataflow.graph.OpGraph;
 import org.sparseflow.dataflow.graph.OpKind;
 import org.sparseflow.dataflow.graph.Phase;
 import org.sparseflow.dataflow.graph.SparsityInfo;
@@ -51,7 +50,7 @@ final class DecoderLayerForward {
    */
   void run(LayerTensors L, int l, Tensor x, Phase F, String tag) {
     GptSpec s = e.spec;
-    OpGraph.Builder g = e.g;
+    LayerOps ops = new LayerOps(e, F, l);
     long tokens = e.tokens;
     long d = e.d;
     long hd = e.hd;
@@ -59,181 +58,54 @@ final class DecoderLayerForward {
     String p = "L" + l + ".";
     String a = tag.equals("fwd") ? "" : "." + tag;
     L.x = x;
-    L.h1 = e.act(p + "h1" + a, tokens, d);
-    g.op(
-        p + "ln1." + tag,
-        "layer_norm",
-        OpKind.NORM,
-        F,
-        l,
-        8.0 * tokens * d,
-        List.of(x, L.g1, L.b1),
-        List.of(L.h1));
-    L.qkv =
-        e.linear(
-            p + "qkv." + tag,
-            F,
-            l,
-            L.h1,
-            L.wqkv,
-            e.act(p + "qkv" + a, tokens, 3 * d),
-            tokens * d * 3 * d);
-    L.qkvb = e.act(p + "qkvb" + a, tokens, 3 * d);
-    g.op(
-        p + "qkv_bias." + tag,
-        "biasadd",
-        OpKind.ELEMENTWISE,
-        F,
-        l,
-        tokens * 3.0 * d,
-        List.of(L.qkv, L.bqkv),
-        List.of(L.qkvb));
+    L.h1 = ops.layerNorm(p + "ln1." + tag, e.act(p + "h1" + a, tokens, d), x, L.g1, L.b1);
+    Tensor qkv = e.act(p + "qkv" + a, tokens, 3 * d);
+    L.qkv = e.linear(p + "qkv." + tag, F, l, L.h1, L.wqkv, qkv, tokens * d * 3 * d);
+    Tensor qkvb = e.act(p + "qkvb" + a, tokens, 3 * d);
+    L.qkvb = ops.biasAdd(p + "qkv_bias." + tag, tokens * 3.0 * d, qkvb, L.qkv, L.bqkv);
     L.q = e.act(p + "q" + a, B, H, T, hd);
     L.k = e.act(p + "k" + a, B, H, T, hd);
     L.v = e.act(p + "v" + a, B, H, T, hd);
-    g.op(
-        p + "split_heads." + tag,
-        "permute",
-        OpKind.LAYOUT,
-        F,
-        l,
-        0,
-        List.of(L.qkvb),
-        List.of(L.q, L.k, L.v));
+    ops.layout(p + "split_heads." + tag, "permute", List.of(L.qkvb), List.of(L.q, L.k, L.v));
     L.p = attention(p, l, F, L.q, L.k, tag);
     Tensor ctx = e.act(p + "ctx" + a, B, H, T, hd);
-    g.op(
-        p + "context." + tag,
-        "matmul",
-        OpKind.BATCHED_MATMUL,
-        F,
-        l,
-        2.0 * B * H * T * T * hd,
-        List.of(L.p, L.v),
-        List.of(ctx));
+    ops.batchedMatmul(p + "context." + tag, "matmul", 2.0 * B * H * T * T * hd, ctx, L.p, L.v);
     L.ctxm = e.act(p + "ctxm" + a, tokens, d);
-    g.op(
-        p + "merge_heads." + tag, "permute", OpKind.LAYOUT, F, l, 0, List.of(ctx), List.of(L.ctxm));
+    ops.layout(p + "merge_heads." + tag, "permute", List.of(ctx), List.of(L.ctxm));
     Tensor o =
         e.linear(
             p + "proj." + tag, F, l, L.ctxm, L.wo, e.act(p + "o" + a, tokens, d), tokens * d * d);
-    L.ob = e.act(p + "ob" + a, tokens, d);
-    g.op(
-        p + "proj_bias." + tag,
-        "biasadd",
-        OpKind.ELEMENTWISE,
-        F,
-        l,
-        tokens * d,
-        List.of(o, L.bo),
-        List.of(L.ob));
-    L.x1 = e.act(p + "x1" + a, tokens, d);
-    g.op(
-        p + "resid1." + tag,
-        "add",
-        OpKind.ELEMENTWISE,
-        F,
-        l,
-        tokens * d,
-        List.of(x, L.ob),
-        List.of(L.x1));
-    L.h2 = e.act(p + "h2" + a, tokens, d);
-    g.op(
-        p + "ln2." + tag,
-        "layer_norm",
-        OpKind.NORM,
-        F,
-        l,
-        8.0 * tokens * d,
-        List.of(L.x1, L.g2, L.b2),
-        List.of(L.h2));
-    L.f =
-        e.linear(
-            p + "fc1." + tag, F, l, L.h2, L.w1, e.act(p + "f" + a, tokens, ffn), tokens * d * ffn);
-    L.fb = e.act(p + "fb" + a, tokens, ffn);
-    g.op(
-        p + "fc1_bias." + tag,
-        "biasadd",
-        OpKind.ELEMENTWISE,
-        F,
-        l,
-        (double) tokens * ffn,
-        List.of(L.f, L.bb1),
-        List.of(L.fb));
-    L.gl = e.act(p + "gelu" + a, tokens, ffn);
-    g.op(
-        p + "gelu." + tag,
-        "gelu",
-        OpKind.ACTIVATION,
-        F,
-        l,
-        8.0 * tokens * ffn,
-        List.of(L.fb),
-        List.of(L.gl));
+    L.ob = ops.biasAdd(p + "proj_bias." + tag, tokens * d, e.act(p + "ob" + a, tokens, d), o, L.bo);
+    L.x1 = ops.add(p + "resid1." + tag, e.act(p + "x1" + a, tokens, d), x, L.ob);
+    L.h2 = ops.layerNorm(p + "ln2." + tag, e.act(p + "h2" + a, tokens, d), L.x1, L.g2, L.b2);
+    Tensor f = e.act(p + "f" + a, tokens, ffn);
+    L.f = e.linear(p + "fc1." + tag, F, l, L.h2, L.w1, f, tokens * d * ffn);
+    Tensor fb = e.act(p + "fb" + a, tokens, ffn);
+    L.fb = ops.biasAdd(p + "fc1_bias." + tag, (double) tokens * ffn, fb, L.f, L.bb1);
+    Tensor gl = e.act(p + "gelu" + a, tokens, ffn);
+    L.gl = ops.op(p + "gelu." + tag, "gelu", OpKind.ACTIVATION, 8.0 * tokens * ffn, gl, L.fb);
     if (tag.equals("recompute")) {
       return; // the layer output is not needed again: its gradient comes from above
     }
     Tensor f2 =
         e.linear(
             p + "fc2." + tag, F, l, L.gl, L.w2, e.act(p + "f2" + a, tokens, d), tokens * ffn * d);
-    Tensor f2b = e.act(p + "f2b" + a, tokens, d);
-    g.op(
-        p + "fc2_bias." + tag,
-        "biasadd",
-        OpKind.ELEMENTWISE,
-        F,
-        l,
-        tokens * d,
-        List.of(f2, L.bb2),
-        List.of(f2b));
-    L.x2 = e.act(p + "x2" + a, tokens, d);
-    g.op(
-        p + "resid2." + tag,
-        "add",
-        OpKind.ELEMENTWISE,
-        F,
-        l,
-        tokens * d,
-        List.of(L.x1, f2b),
-        List.of(L.x2));
+    Tensor f2b =
+        ops.biasAdd(p + "fc2_bias." + tag, tokens * d, e.act(p + "f2b" + a, tokens, d), f2, L.bb2);
+    L.x2 = ops.add(p + "resid2." + tag, e.act(p + "x2" + a, tokens, d), L.x1, f2b);
   }
 
   /** scores = q k^T, scale + causal mask, softmax; returns the probabilities. */
   Tensor attention(String p, int l, Phase ph, Tensor q, Tensor k, String tag) {
     GptSpec s = e.spec;
-    OpGraph.Builder g = e.g;
+    LayerOps ops = new LayerOps(e, ph, l);
     long hd = e.hd;
     long B = s.getBatch(), H = s.getHeads(), T = s.getSeq();
     Tensor sc = e.act(p + "scores." + tag, B, H, T, T);
-    g.op(
-        p + "scores." + tag,
-        "matmul",
-        OpKind.BATCHED_MATMUL,
-        ph,
-        l,
-        2.0 * B * H * T * T * hd,
-        List.of(q, k),
-        List.of(sc));
+    ops.batchedMatmul(p + "scores." + tag, "matmul", 2.0 * B * H * T * T * hd, sc, q, k);
     Tensor sm = e.act(p + "scores_masked." + tag, B, H, T, T);
-    g.op(
-        p + "scale_mask." + tag,
-        "mul",
-        OpKind.ELEMENTWISE,
-        ph,
-        l,
-        2.0 * B * H * T * T,
-        List.of(sc),
-        List.of(sm));
+    ops.elementwise(p + "scale_mask." + tag, "mul", 2.0 * B * H * T * T, sm, sc);
     Tensor pr = e.act(p + "probs." + tag, B, H, T, T);
-    g.op(
-        p + "softmax." + tag,
-        "softmax",
-        OpKind.SOFTMAX,
-        ph,
-        l,
-        5.0 * B * H * T * T,
-        List.of(sm),
-        List.of(pr));
-    return pr;
+    return ops.op(p + "softmax." + tag, "softmax", OpKind.SOFTMAX, 5.0 * B * H * T * T, pr, sm);
   }
 }

@@ -49,16 +49,17 @@ public final class GptGraphBuilder {
     Phase F = Phase.FORWARD;
     Phase BW = Phase.BACKWARD;
 
+    LayerOps fwd = new LayerOps(e, F, -1);
+    LayerOps bwd = new LayerOps(e, BW, -1);
+    double headFlops = 2.0 * tokens * d * V;
+
     // ---- forward ----
     Tensor ids = g.tensor("tokens", new long[] {tokens}, DType.INT32, TensorKind.INPUT);
     Tensor labels = g.tensor("labels", new long[] {tokens}, DType.INT32, TensorKind.INPUT);
     Tensor wte = e.weight("wte", SparsityInfo.DENSE, V, d);
     Tensor wpe = e.weight("wpe", SparsityInfo.DENSE, T, d);
-    Tensor emb = e.act("emb", tokens, d);
-    g.op("embed.fwd", "gather", OpKind.GATHER, F, -1, 0, List.of(ids, wte), List.of(emb));
-    Tensor x = e.act("x0", tokens, d);
-    g.op(
-        "pos_add.fwd", "add", OpKind.ELEMENTWISE, F, -1, tokens * d, List.of(emb, wpe), List.of(x));
+    Tensor emb = fwd.op("embed.fwd", "gather", OpKind.GATHER, 0, e.act("emb", tokens, d), ids, wte);
+    Tensor x = fwd.add("pos_add.fwd", e.act("x0", tokens, d), emb, wpe);
 
     List<LayerTensors> saved = new ArrayList<>();
     for (int l = 0; l < s.getLayers(); l++) {
@@ -69,113 +70,37 @@ public final class GptGraphBuilder {
     }
     Tensor gf = e.weight("lnf.g", SparsityInfo.DENSE, d);
     Tensor bf = e.weight("lnf.b", SparsityInfo.DENSE, d);
-    Tensor hf = e.act("hf", tokens, d);
-    g.op(
-        "lnf.fwd",
-        "layer_norm",
-        OpKind.NORM,
-        F,
-        -1,
-        8.0 * tokens * d,
-        List.of(x, gf, bf),
-        List.of(hf));
+    Tensor hf = fwd.layerNorm("lnf.fwd", e.act("hf", tokens, d), x, gf, bf);
     Tensor logits = e.act("logits", tokens, V);
-    g.op(
-        "lm_head.fwd",
-        "matmul",
-        OpKind.LINEAR,
-        F,
-        -1,
-        2.0 * tokens * d * V,
-        List.of(hf, wte),
-        List.of(logits));
+    fwd.op("lm_head.fwd", "matmul", OpKind.LINEAR, headFlops, logits, hf, wte);
     Tensor loss = g.tensor("loss", new long[] {1}, DType.FP32, TensorKind.ACTIVATION);
-    g.op(
-        "loss.fwd",
-        "softmax_cross_entropy",
-        OpKind.LOSS,
-        F,
-        -1,
-        5.0 * tokens * V,
-        List.of(logits, labels),
-        List.of(loss));
+    fwd.op(
+        "loss.fwd", "softmax_cross_entropy", OpKind.LOSS, 5.0 * tokens * V, loss, logits, labels);
 
     // ---- backward ----
     Tensor dlogits = e.act("dlogits", tokens, V);
-    g.op(
+    bwd.op(
         "loss.bwd",
         "softmax_cross_entropy_bp",
         OpKind.LOSS,
-        BW,
-        -1,
         3.0 * tokens * V,
-        List.of(logits, labels, loss),
-        List.of(dlogits));
+        dlogits,
+        logits,
+        labels,
+        loss);
     Tensor dhf = e.act("dhf", tokens, d);
-    g.op(
-        "lm_head.bwd_dx",
-        "matmul_bp",
-        OpKind.LINEAR,
-        BW,
-        -1,
-        2.0 * tokens * d * V,
-        List.of(dlogits, wte),
-        List.of(dhf));
+    bwd.op("lm_head.bwd_dx", "matmul_bp", OpKind.LINEAR, headFlops, dhf, dlogits, wte);
     Tensor dwteHead = g.tensor("dwte_head", wte.shape(), GraphEmitter.ACT, TensorKind.WEIGHT_GRAD);
-    g.op(
-        "lm_head.bwd_dw",
-        "matmul_bp",
-        OpKind.LINEAR,
-        BW,
-        -1,
-        2.0 * tokens * d * V,
-        List.of(hf, dlogits),
-        List.of(dwteHead));
-    Tensor dx = e.act("dx_top", tokens, d);
-    Tensor dgf = e.grad(gf), dbf = e.grad(bf);
-    g.op(
-        "lnf.bwd",
-        "layer_norm_bp",
-        OpKind.NORM,
-        BW,
-        -1,
-        10.0 * tokens * d,
-        List.of(dhf, x, gf),
-        List.of(dx, dgf, dbf));
+    bwd.op("lm_head.bwd_dw", "matmul_bp", OpKind.LINEAR, headFlops, dwteHead, hf, dlogits);
+    Tensor dx = bwd.layerNormBackward("lnf.bwd", e.act("dx_top", tokens, d), dhf, x, gf, bf);
 
     for (int l = s.getLayers() - 1; l >= 0; l--) {
       dx = backward.run(saved.get(l), l, dx);
     }
-    Tensor dwpe = e.grad(wpe);
-    g.op(
-        "pos_add.bwd",
-        "reduce_sum",
-        OpKind.REDUCTION,
-        BW,
-        -1,
-        tokens * d,
-        List.of(dx),
-        List.of(dwpe));
+    bwd.op("pos_add.bwd", "reduce_sum", OpKind.REDUCTION, tokens * d, e.grad(wpe), dx);
     Tensor dwteEmb = g.tensor("dwte_emb", wte.shape(), GraphEmitter.ACT, TensorKind.WEIGHT_GRAD);
-    g.op(
-        "embed.bwd",
-        "scatter_add",
-        OpKind.GATHER,
-        BW,
-        -1,
-        tokens * d,
-        List.of(dx, ids),
-        List.of(dwteEmb));
-    Tensor dwte = e.grad(wte);
-    g.op(
-        "wte_grad_sum.bwd",
-        "add",
-        OpKind.ELEMENTWISE,
-        BW,
-        -1,
-        (double) V * d,
-        List.of(dwteHead, dwteEmb),
-        List.of(dwte));
+    bwd.op("embed.bwd", "scatter_add", OpKind.GATHER, tokens * d, dwteEmb, dx, ids);
+    bwd.elementwise("wte_grad_sum.bwd", "add", (double) V * d, e.grad(wte), dwteHead, dwteEmb);
 
     optimizer();
     return g.build();
@@ -187,50 +112,14 @@ public final class GptGraphBuilder {
     for (int i = 0; i < e.params.size(); i++) {
       Tensor w = e.params.get(i);
       Tensor dw = e.findGrad(w);
-      Tensor master =
-          g.tensor(
-              w.name() + ".master",
-              w.shape(),
-              GraphEmitter.STATE,
-              TensorKind.OPTIMIZER_STATE,
-              w.sparsity());
-      Tensor m =
-          g.tensor(
-              w.name() + ".m",
-              w.shape(),
-              GraphEmitter.STATE,
-              TensorKind.OPTIMIZER_STATE,
-              w.sparsity());
-      Tensor v =
-          g.tensor(
-              w.name() + ".v",
-              w.shape(),
-              GraphEmitter.STATE,
-              TensorKind.OPTIMIZER_STATE,
-              w.sparsity());
+      Tensor master = state(w.name() + ".master", w);
+      Tensor m = state(w.name() + ".m", w);
+      Tensor v = state(w.name() + ".v", w);
       Tensor wNew =
           g.tensor(w.name() + "'", w.shape(), GraphEmitter.ACT, TensorKind.WEIGHT, w.sparsity());
-      Tensor masterNew =
-          g.tensor(
-              w.name() + ".master'",
-              w.shape(),
-              GraphEmitter.STATE,
-              TensorKind.OPTIMIZER_STATE,
-              w.sparsity());
-      Tensor mNew =
-          g.tensor(
-              w.name() + ".m'",
-              w.shape(),
-              GraphEmitter.STATE,
-              TensorKind.OPTIMIZER_STATE,
-              w.sparsity());
-      Tensor vNew =
-          g.tensor(
-              w.name() + ".v'",
-              w.shape(),
-              GraphEmitter.STATE,
-              TensorKind.OPTIMIZER_STATE,
-              w.sparsity());
+      Tensor masterNew = state(w.name() + ".master'", w);
+      Tensor mNew = state(w.name() + ".m'", w);
+      Tensor vNew = state(w.name() + ".v'", w);
       double kept = w.elements() * w.sparsity().density();
       g.op(
           "adam." + w.name(),
@@ -243,5 +132,11 @@ public final class GptGraphBuilder {
           List.of(wNew, masterNew, mNew, vNew),
           w.sparsity());
     }
+  }
+
+  /** An fp32 optimizer-state tensor shaped (and sparse) like the weight {@code w}. */
+  private Tensor state(String name, Tensor w) {
+    return e.g.tensor(
+        name, w.shape(), GraphEmitter.STATE, TensorKind.OPTIMIZER_STATE, w.sparsity());
   }
 }

@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
@@ -285,29 +286,29 @@ public final class GpuValidation {
   }
 
   private String text(JsonNode n, String field, String where) {
-    JsonNode v = required(n, field, where);
-    if (!v.isTextual()) {
-      throw new IllegalArgumentException(
-          origin + ": " + where + ": field '" + field + "' must be a string, got " + v);
-    }
-    return v.asText();
+    return typed(n, field, where, JsonNode::isTextual, "a string").asText();
   }
 
   private double number(JsonNode n, String field, String where) {
-    JsonNode v = required(n, field, where);
-    if (!v.isNumber()) {
-      throw new IllegalArgumentException(
-          origin + ": " + where + ": field '" + field + "' must be a number, got " + v);
-    }
-    return v.asDouble();
+    return typed(n, field, where, JsonNode::isNumber, "a number").asDouble();
   }
 
   private int integer(JsonNode n, String field, String where) {
+    return typed(n, field, where, GpuValidation::positiveInt, "an integer >= 1").asInt();
+  }
+
+  private static boolean positiveInt(JsonNode v) {
+    return v.isIntegralNumber() && v.asLong() >= 1 && v.asLong() <= Integer.MAX_VALUE;
+  }
+
+  /** The required {@code field} of {@code n}; an error naming it unless it is {@code what}. */
+  private JsonNode typed(
+      JsonNode n, String field, String where, Predicate<JsonNode> ok, String what) {
     JsonNode v = required(n, field, where);
-    if (!v.isIntegralNumber() || v.asLong() < 1 || v.asLong() > Integer.MAX_VALUE) {
+    if (!ok.test(v)) {
       throw new IllegalArgumentException(
-          origin + ": " + where + ": field '" + field + "' must be an integer >= 1, got " + v);
+          origin + ": " + where + ": field '" + field + "' must be " + what + ", got " + v);
     }
-    return v.asInt();
+    return v;
   }
 }
