@@ -98,8 +98,7 @@ public final class MemoryBenchmark {
     }
     MemoryArgs.checkPattern(train.pattern);
     sparsities =
-        MemoryArgs.sparsitiesFor(
-            train.pattern, sparsities, sparsities.equals(DEFAULT_SPARSITIES));
+        MemoryArgs.sparsitiesFor(train.pattern, sparsities, sparsities.equals(DEFAULT_SPARSITIES));
     for (double s : sparsities) {
       if (!(s > 0 && s < 1)) {
         throw new IllegalArgumentException(

@@ -4,8 +4,8 @@ import picocli.CommandLine.Option;
 
 /**
  * The options both memory suites ({@link MemoryBenchmark}, {@link MemoryCapDemo}) train a case
- * with, as a picocli {@code @Mixin}: pattern (block or n:m), context, batch and seed. The suites differ only
- * in the default batch size.
+ * with, as a picocli {@code @Mixin}: pattern (block or n:m), context, batch and seed. The suites
+ * differ only in the default batch size.
  */
 final class TrainingOptions {
 
