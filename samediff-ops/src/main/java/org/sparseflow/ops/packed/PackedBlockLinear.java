@@ -1,10 +1,8 @@
 package org.sparseflow.ops.packed;
 
-import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
 import org.nd4j.linalg.indexing.NDArrayIndex;
@@ -36,7 +34,7 @@ public final class PackedBlockLinear {
   /** Writes the kept blocks of dense W [rows, cols] into {@code packed} ([K b, b] or flat). */
   public static void packInto(INDArray dense, PackedLayout layout, INDArray packed) {
     checkLayout(layout);
-    checkShape("dense", dense, layout.rows(), layout.cols());
+    PackedOperands.checkShape("dense", dense, layout.rows(), layout.cols());
     INDArray p = asMatrix("packed", packed, layout);
     int b = layout.blockSize();
     for (int slot = 0; slot < layout.keptBlocks(); slot++) {
@@ -66,7 +64,7 @@ public final class PackedBlockLinear {
    */
   public static INDArray forward(INDArray x, INDArray packed, INDArray bias, PackedLayout layout) {
     checkLayout(layout);
-    checkShape("x", x, -1, layout.rows());
+    PackedOperands.checkShape("x", x, -1, layout.rows());
     INDArray p = asMatrix("packed", packed, layout);
     if (bias != null && bias.length() != layout.cols()) {
       throw new IllegalArgumentException(
@@ -103,8 +101,8 @@ public final class PackedBlockLinear {
       INDArray dPackedOut,
       boolean inputGrad) {
     checkLayout(layout);
-    checkShape("x", x, -1, layout.rows());
-    checkShape("dy", dy, x.size(0), layout.cols());
+    PackedOperands.checkShape("x", x, -1, layout.rows());
+    PackedOperands.checkShape("dy", dy, x.size(0), layout.cols());
     INDArray p = asMatrix("packed", packed, layout);
     INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
     int n = (int) x.size(0);
@@ -155,7 +153,7 @@ public final class PackedBlockLinear {
       INDArray c = a.dataType() == DataType.FLOAT ? a : a.castTo(DataType.FLOAT);
       INDArray d = c.dup('c');
       float[] out = d.data().asFloat();
-      release(d, c == a ? null : c);
+      PackedOperands.release(d, c == a ? null : c);
       return out;
     }
   }
@@ -166,7 +164,7 @@ public final class PackedBlockLinear {
       INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
       INDArray d = c.dup('c');
       double[] out = d.data().asDouble();
-      release(d, c == a ? null : c);
+      PackedOperands.release(d, c == a ? null : c);
       return out;
     }
   }
@@ -174,7 +172,7 @@ public final class PackedBlockLinear {
   /** Copies a flat temporary into the (contiguous) target and frees the temporary. */
   private static void assignTo(INDArray target, INDArray flat) {
     target.assign(flat.reshape('c', target.shape()));
-    release(flat);
+    PackedOperands.release(flat);
   }
 
   /**
@@ -182,14 +180,6 @@ public final class PackedBlockLinear {
    * and activation-sized copies pile up between collections (measured: ~140 MB more peak RSS on a
    * d_model 512 GPT). Arrays in a workspace or views are left alone.
    */
-  private static void release(INDArray... arrays) {
-    for (INDArray a : arrays) {
-      if (a != null && !a.isAttached() && !a.isView() && a.closeable() && !a.wasClosed()) {
-        a.close();
-      }
-    }
-  }
-
   private static int panelOf(PackedLayout layout, int slot) {
     int lo = 0;
     int hi = layout.blockCols() - 1;
@@ -228,62 +218,8 @@ public final class PackedBlockLinear {
     }
   }
 
-  private static void checkShape(String name, INDArray a, long rows, long cols) {
-    if (a == null
-        || a.rank() != 2
-        || (rows >= 0 && a.size(0) != rows)
-        || a.size(1) != cols
-        || !a.dataType().isFPType()) {
-      throw new IllegalArgumentException(
-          name
-              + " = "
-              + (a == null ? "null" : a.dataType() + Arrays.toString(a.shape()))
-              + " is not allowed; allowed: a floating-point matrix ["
-              + (rows >= 0 ? rows : "N")
-              + ", "
-              + cols
-              + "]");
-    }
-  }
-
-  /** The packed values as a [K b, b] matrix view (a flat or already-shaped contiguous array). */
   private static INDArray asMatrix(String name, INDArray packed, PackedLayout layout) {
-    if (packed == null
-        || packed.length() != layout.packedLength()
-        || !packed.dataType().isFPType()) {
-      throw new IllegalArgumentException(
-          name
-              + " = "
-              + (packed == null ? "null" : packed.dataType() + Arrays.toString(packed.shape()))
-              + " is not allowed; allowed: "
-              + layout.packedLength()
-              + " floating-point values (shape "
-              + Arrays.toString(layout.packedShape())
-              + ") for "
-              + layout);
-    }
-    long[] shape = layout.packedShape();
-    if (!Shape.hasDefaultStridesForShape(packed) || packed.elementWiseStride() != 1) {
-      throw new IllegalArgumentException(
-          name
-              + " = "
-              + packed.shapeInfoToString().replace('\n', ' ')
-              + " is not contiguous; allowed: a contiguous [K b, b] row-major or flat array");
-    }
-    if (Arrays.equals(packed.shape(), shape) && packed.ordering() == 'c') {
-      return packed;
-    }
-    if (packed.rank() == 2 && packed.size(0) == 1 || packed.rank() == 1) {
-      return packed.reshape('c', shape);
-    }
-    throw new IllegalArgumentException(
-        name
-            + " has shape "
-            + Arrays.toString(packed.shape())
-            + " order "
-            + packed.ordering()
-            + "; allowed: "
-            + Arrays.toString(shape)
-            + " row-major or a flat vector");
+    return PackedOperands.asMatrix(
+        name, packed, layout.packedLength(), layout.packedShape(), layout);
   }
 }

@@ -1,10 +1,8 @@
 package org.sparseflow.ops.packed;
 
-import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.VectorSupport;
 
@@ -33,7 +31,7 @@ public final class PackedNmLinear {
   /** Writes the kept weights of dense W [rows, cols] into {@code packed} (matrix or flat). */
   public static void packInto(INDArray dense, PackedNmLayout layout, INDArray packed) {
     checkLayout(layout);
-    checkShape("dense", dense, layout.rows(), layout.cols());
+    PackedOperands.checkShape("dense", dense, layout.rows(), layout.cols());
     INDArray p = asMatrix("packed", packed, layout);
     double[] d = doubles(dense);
     int cols = (int) layout.cols();
@@ -70,7 +68,7 @@ public final class PackedNmLinear {
   public static INDArray forward(
       INDArray x, INDArray packed, INDArray bias, PackedNmLayout layout) {
     checkLayout(layout);
-    checkShape("x", x, -1, layout.rows());
+    PackedOperands.checkShape("x", x, -1, layout.rows());
     INDArray p = asMatrix("packed", packed, layout);
     if (bias != null && bias.length() != layout.cols()) {
       throw new IllegalArgumentException(
@@ -108,8 +106,8 @@ public final class PackedNmLinear {
       INDArray dPackedOut,
       boolean inputGrad) {
     checkLayout(layout);
-    checkShape("x", x, -1, layout.rows());
-    checkShape("dy", dy, x.size(0), layout.cols());
+    PackedOperands.checkShape("x", x, -1, layout.rows());
+    PackedOperands.checkShape("dy", dy, x.size(0), layout.cols());
     INDArray p = asMatrix("packed", packed, layout);
     INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
     int ns = (int) x.size(0);
@@ -139,7 +137,7 @@ public final class PackedNmLinear {
       }
     }
     dp.assign(dv.reshape('c', dp.shape()));
-    release(dv);
+    PackedOperands.release(dv);
     return dxT == null ? null : untranspose(dxT, rows, ns, p.dataType());
   }
 
@@ -163,7 +161,7 @@ public final class PackedNmLinear {
   private static INDArray untranspose(INDArray flatT, int k, int ns, DataType type) {
     INDArray t = flatT.reshape('c', k, ns).transpose();
     INDArray out = t.dataType() == type ? t.dup('c') : t.castTo(type).dup('c');
-    release(flatT);
+    PackedOperands.release(flatT);
     return out;
   }
 
@@ -181,7 +179,7 @@ public final class PackedNmLinear {
       INDArray c = a.dataType() == DataType.FLOAT ? a : a.castTo(DataType.FLOAT);
       INDArray d = c.dup('c');
       float[] out = d.data().asFloat();
-      release(d, c == a ? null : c);
+      PackedOperands.release(d, c == a ? null : c);
       return out;
     }
   }
@@ -192,17 +190,8 @@ public final class PackedNmLinear {
       INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
       INDArray d = c.dup('c');
       double[] out = d.data().asDouble();
-      release(d, c == a ? null : c);
+      PackedOperands.release(d, c == a ? null : c);
       return out;
-    }
-  }
-
-  /** Frees detached temporaries at once instead of waiting for the garbage collector. */
-  private static void release(INDArray... arrays) {
-    for (INDArray a : arrays) {
-      if (a != null && !a.isAttached() && !a.isView() && a.closeable() && !a.wasClosed()) {
-        a.close();
-      }
     }
   }
 
@@ -212,62 +201,8 @@ public final class PackedNmLinear {
     }
   }
 
-  private static void checkShape(String name, INDArray a, long rows, long cols) {
-    if (a == null
-        || a.rank() != 2
-        || (rows >= 0 && a.size(0) != rows)
-        || a.size(1) != cols
-        || !a.dataType().isFPType()) {
-      throw new IllegalArgumentException(
-          name
-              + " = "
-              + (a == null ? "null" : a.dataType() + Arrays.toString(a.shape()))
-              + " is not allowed; allowed: a floating-point matrix ["
-              + (rows >= 0 ? rows : "N")
-              + ", "
-              + cols
-              + "]");
-    }
-  }
-
-  /** The packed values as a [rows / m * n, cols] matrix view (flat or already shaped). */
   private static INDArray asMatrix(String name, INDArray packed, PackedNmLayout layout) {
-    if (packed == null
-        || packed.length() != layout.packedLength()
-        || !packed.dataType().isFPType()) {
-      throw new IllegalArgumentException(
-          name
-              + " = "
-              + (packed == null ? "null" : packed.dataType() + Arrays.toString(packed.shape()))
-              + " is not allowed; allowed: "
-              + layout.packedLength()
-              + " floating-point values (shape "
-              + Arrays.toString(layout.packedShape())
-              + ") for "
-              + layout);
-    }
-    if (!Shape.hasDefaultStridesForShape(packed) || packed.elementWiseStride() != 1) {
-      throw new IllegalArgumentException(
-          name
-              + " = "
-              + packed.shapeInfoToString().replace('\n', ' ')
-              + " is not contiguous; allowed: a contiguous row-major or flat array");
-    }
-    long[] shape = layout.packedShape();
-    if (Arrays.equals(packed.shape(), shape) && packed.ordering() == 'c') {
-      return packed;
-    }
-    if (packed.rank() == 2 && packed.size(0) == 1 || packed.rank() == 1) {
-      return packed.reshape('c', shape);
-    }
-    throw new IllegalArgumentException(
-        name
-            + " has shape "
-            + Arrays.toString(packed.shape())
-            + " order "
-            + packed.ordering()
-            + "; allowed: "
-            + Arrays.toString(shape)
-            + " row-major or a flat vector");
+    return PackedOperands.asMatrix(
+        name, packed, layout.packedLength(), layout.packedShape(), layout);
   }
 }
