@@ -41,8 +41,8 @@ class MemoryCaseTest {
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> MemoryBenchmark.main(new String[] {"--pattern", "2:4"}));
-    assertTrue(e.getMessage().contains("--pattern = 2:4"), e.getMessage());
+            () -> MemoryBenchmark.main(new String[] {"--pattern", "block12"}));
+    assertTrue(e.getMessage().contains("--pattern = block12"), e.getMessage());
     e =
         assertThrows(
             IllegalArgumentException.class,
