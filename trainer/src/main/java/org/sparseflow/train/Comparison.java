@@ -271,8 +271,9 @@ public final class Comparison implements Stoppable {
           String.format(Locale.ROOT, "%.3f", r.density()));
     }
     out.println(
-        "(val loss: mean cross-entropy in nats per character on the held-out 10%; FLOPs: training"
-            + " forward+backward; wall time measured on this machine, "
+        "(val loss: mean cross-entropy in nats per character on the validation part of the"
+            + " held-out 10%; test losses, on the part no run or choice looks at, are in the"
+            + " RESULT line; FLOPs: training forward+backward; wall time measured on this machine, "
             + Runtime.getRuntime().availableProcessors()
             + " cores)");
     out.println();
