@@ -54,17 +54,27 @@ public final class TokenSplit {
     int testCut = tokens.length - (int) Math.floor(tokens.length * testFraction);
     int need = contextLength + 1;
     if (cut < need || testCut - cut < need || testFraction > 0 && tokens.length - testCut < need) {
-      long minimum = (long) Math.ceil(need / Math.min(trainFraction, 1 - trainFraction)) + 1;
+      double validationFraction = 1 - trainFraction - testFraction;
+      double smallest = Math.min(trainFraction, validationFraction);
+      if (testFraction > 0) {
+        smallest = Math.min(smallest, testFraction);
+      }
+      long minimum = (long) Math.ceil(need / smallest) + 1;
+      String split =
+          Math.round(trainFraction * 100)
+              + "/"
+              + Math.round(validationFraction * 100)
+              + (testFraction > 0
+                  ? "/" + Math.round(testFraction * 100) + " train/validation/test"
+                  : " train/validation");
       throw new IllegalArgumentException(
           "corpus: "
               + tokens.length
               + " characters is too small for context length "
               + contextLength
               + "; the "
-              + Math.round(trainFraction * 100)
-              + "/"
-              + Math.round((1 - trainFraction) * 100)
-              + " train/validation split needs at least "
+              + split
+              + " split needs at least "
               + minimum
               + " characters");
     }

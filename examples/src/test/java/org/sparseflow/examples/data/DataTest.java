@@ -116,6 +116,9 @@ class DataTest {
     assertTrue(e.getMessage().startsWith("testFraction: 0.1 is outside"), e.getMessage());
     e = assertThrows(IllegalArgumentException.class, () -> TokenSplit.of(tokens, 0.9, 0.01, 16));
     assertTrue(e.getMessage().contains("too small for context length 16"), e.getMessage());
+    // the test part (1 % = 10 tokens) is the smallest: it needs 17 tokens, so 1701 + 1 in all
+    assertTrue(e.getMessage().contains("90/9/1 train/validation/test split"), e.getMessage());
+    assertTrue(e.getMessage().contains("at least 1701 characters"), e.getMessage());
   }
 
   @Test
