@@ -95,6 +95,8 @@ public final class TrainCommand implements Callable<Integer> {
 
   @Mixin BatchOptions batch;
 
+  @Mixin DensityOption density;
+
   @Option(
       names = "--eval-every",
       description = "Validation every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
@@ -179,6 +181,7 @@ public final class TrainCommand implements Callable<Integer> {
       c.steps = steps;
       c.seed = seed;
       batch.applyTo(c);
+      c.mstDensity = density.density;
       c.evalEvery = evalEvery;
       c.evalWindows = evalWindows;
       c.checkpointEvery = checkpointEvery;
