@@ -52,8 +52,17 @@ class SameDiffPackedStorageTest {
     assertEquals(PackedMatmulOp.OP_NAME, r.entry("w1").resultType());
     assertTrue(r.entry("w1").reason().contains("packed storage"), r.entry("w1").reason());
     assertEquals(2, count(packed, PackedMatmulOp.class));
+    assertEquals(
+        1,
+        packed.getOps().values().stream()
+            .filter(o -> o.getOp() instanceof PackedMatmulOp && o.getInputsToOp().size() == 3)
+            .count(),
+        "w1's bias add is folded into its packed matmul (fuse.biasAdd)");
     assertEquals(0, count(packed, SparseMatmulOp.class));
     assertFalse(packed.hasVariable("w1"), "the dense weight left the graph");
+    assertTrue(
+        r.entries().stream().noneMatch(e -> e.name().endsWith("_packed")),
+        "packed values are reported under their weight's name, not as extra dense weights");
     assertFalse(packed.getVariablesArrays().hasArray("w1"));
     // 32 x 32 at block 8 and density 0.5: 8 of 16 blocks, [8 * 8, 8]
     assertArrayEquals(new long[] {64, 8}, packed.getArrForVarName("w1_packed").shape());
