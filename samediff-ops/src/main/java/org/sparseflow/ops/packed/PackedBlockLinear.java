@@ -89,6 +89,70 @@ public final class PackedBlockLinear {
   }
 
   /**
+   * As {@link #forward}, writing y [N, cols] (overwritten; any strides) instead of returning it:
+   * the register-blocked kernels write their tiles straight into y, without a temporary.
+   */
+  public static void forwardInto(
+      INDArray x, INDArray packed, INDArray bias, PackedLayout layout, INDArray y) {
+    checkLayout(layout);
+    PackedOperands.checkShape("x", x, -1, layout.rows());
+    PackedOperands.checkShape("y", y, x.size(0), layout.cols());
+    INDArray p = asMatrix("packed", packed, layout);
+    if (!tiled(p, layout, x, y)) {
+      INDArray r = forward(x, packed, bias, layout);
+      y.assign(r);
+      PackedOperands.release(r);
+      return;
+    }
+    if (bias != null && bias.length() != layout.cols()) {
+      throw new IllegalArgumentException(
+          "bias has length " + bias.length() + "; allowed: " + layout.cols() + " (or null)");
+    }
+    PackedPanelGemm.forward(
+        x, floats(p), layout.blockSize(), layout.panelStarts(), layout.slotBlockRows(), y);
+    if (bias != null) {
+      y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
+    }
+  }
+
+  /**
+   * As {@link #backward} with input gradient, writing dx [N, rows] (overwritten; any strides)
+   * instead of returning it.
+   */
+  public static void backwardInto(
+      INDArray x,
+      INDArray packed,
+      PackedLayout layout,
+      INDArray dy,
+      INDArray dPackedOut,
+      INDArray dx) {
+    checkLayout(layout);
+    PackedOperands.checkShape("x", x, -1, layout.rows());
+    PackedOperands.checkShape("dy", dy, x.size(0), layout.cols());
+    PackedOperands.checkShape("dx", dx, x.size(0), layout.rows());
+    INDArray p = asMatrix("packed", packed, layout);
+    if (!tiled(p, layout, x, dy, dx)) {
+      INDArray r = backward(x, packed, layout, dy, dPackedOut, true);
+      dx.assign(r);
+      PackedOperands.release(r);
+      return;
+    }
+    INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
+    float[] dv =
+        PackedPanelGemm.backward(
+            x,
+            floats(p),
+            layout.blockSize(),
+            layout.blockRows(),
+            layout.panelStarts(),
+            layout.slotBlockRows(),
+            dy,
+            dx,
+            true);
+    assignTo(dp, Nd4j.createFromArray(dv));
+  }
+
+  /**
    * Backward of {@link #forward}: writes dW of the kept blocks into {@code dPackedOut} (same shape
    * as the packed values) and returns dx [N, rows] (row-major), or null when {@code inputGrad} is
    * false. The bias gradient is the column sum of dy and is left to the caller.

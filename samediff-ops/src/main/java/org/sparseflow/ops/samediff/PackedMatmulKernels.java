@@ -3,6 +3,7 @@ package org.sparseflow.ops.samediff;
 import java.util.Arrays;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.shape.Shape;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 
@@ -71,8 +72,27 @@ final class PackedMatmulKernels {
     return a.rank() == 2 ? a : a.reshape('c', a.length() / a.size(-1), a.size(-1));
   }
 
+  /**
+   * out [..., k] as a 2-D view [n, k] writing through to out, or null when it has none (then the
+   * result is computed apart and copied).
+   */
+  private static INDArray view2d(INDArray out) {
+    if (out.rank() == 2) {
+      return out;
+    }
+    if (out.ordering() != 'c' || !Shape.hasDefaultStridesForShape(out)) {
+      return null;
+    }
+    return out.reshape('c', out.length() / out.size(-1), out.size(-1));
+  }
+
   static void forward(
       INDArray x, INDArray packed, INDArray bias, PackedLayout layout, INDArray out) {
+    INDArray out2 = view2d(out);
+    if (out2 != null) {
+      PackedBlockLinear.forwardInto(as2d(x), packed, bias, layout, out2);
+      return;
+    }
     INDArray y = PackedBlockLinear.forward(as2d(x), packed, bias, layout);
     out.assign(y.reshape('c', out.shape()));
     y.close();
@@ -88,9 +108,14 @@ final class PackedMatmulKernels {
       INDArray dPacked,
       INDArray dBias) {
     INDArray dy2 = as2d(dy);
-    INDArray g = PackedBlockLinear.backward(as2d(x), packed, layout, dy2, dPacked, true);
-    dx.assign(g.reshape('c', dx.shape()));
-    g.close();
+    INDArray dx2 = view2d(dx);
+    if (dx2 != null) {
+      PackedBlockLinear.backwardInto(as2d(x), packed, layout, dy2, dPacked, dx2);
+    } else {
+      INDArray g = PackedBlockLinear.backward(as2d(x), packed, layout, dy2, dPacked, true);
+      dx.assign(g.reshape('c', dx.shape()));
+      g.close();
+    }
     if (dBias != null) {
       dBias.assign(dy2.sum(0).reshape(dBias.shape()));
     }

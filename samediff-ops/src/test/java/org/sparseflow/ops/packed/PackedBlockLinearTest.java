@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.indexing.NDArrayIndex;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 
@@ -52,6 +53,47 @@ class PackedBlockLinearTest {
     int i = l.blockRowOf(0);
     assertEquals(w.getDouble(i * 8L, j * 8L + 1), p.getDouble(0, 1));
     assertEquals(w.getDouble(i * 8L + 2, j * 8L), p.getDouble(2, 0));
+  }
+
+  @Test
+  void intoVariantsWriteTheSameValuesIntoViews() {
+    for (DataType dt : new DataType[] {DataType.FLOAT, DataType.DOUBLE}) {
+      for (int b : new int[] {16, 8}) {
+        PackedLayout l = PackedLayout.of(mask(64, 96, b, 0.3, 5));
+        Nd4j.getRandom().setSeed(6);
+        INDArray x = Nd4j.randn(dt, 33, 64);
+        INDArray dy = Nd4j.randn(dt, 33, 96);
+        INDArray packed = Nd4j.randn(dt, l.packedShape());
+        INDArray bias = Nd4j.randn(dt, 96);
+        INDArray y = PackedBlockLinear.forward(x, packed, bias, l);
+        // outputs written into column slices of wider arrays (non-contiguous views)
+        INDArray wide = Nd4j.zeros(dt, 33, 100);
+        INDArray yView = wide.get(NDArrayIndex.all(), NDArrayIndex.interval(2, 98));
+        PackedBlockLinear.forwardInto(x, packed, bias, l, yView);
+        assertTrue(yView.equalsWithEps(y, 1e-5), dt + " b" + b + " forward");
+        assertEquals(0.0, wide.getColumn(0).norm1Number().doubleValue(), 0.0, "outside untouched");
+        INDArray dp = Nd4j.zeros(dt, l.packedShape());
+        INDArray dx = PackedBlockLinear.backward(x, packed, l, dy, dp, true);
+        INDArray dpInto = Nd4j.zeros(dt, l.packedShape());
+        INDArray wideDx = Nd4j.zeros(dt, 33, 70);
+        INDArray dxView = wideDx.get(NDArrayIndex.all(), NDArrayIndex.interval(3, 67));
+        PackedBlockLinear.backwardInto(x, packed, l, dy, dpInto, dxView);
+        assertTrue(dxView.equalsWithEps(dx, 1e-5), dt + " b" + b + " dx");
+        assertTrue(dpInto.equalsWithEps(dp, 1e-5), dt + " b" + b + " dW");
+      }
+    }
+    PackedLayout l = PackedLayout.of(mask(32, 32, 16, 0.5, 1));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                PackedBlockLinear.forwardInto(
+                    Nd4j.rand(DataType.FLOAT, 4, 32),
+                    Nd4j.rand(DataType.FLOAT, l.packedShape()),
+                    null,
+                    l,
+                    Nd4j.rand(DataType.FLOAT, 5, 32)));
+    assertTrue(e.getMessage().startsWith("y = "), e.getMessage());
   }
 
   @Test
