@@ -25,16 +25,13 @@ public final class PackedBlockLinear {
   /** Packs the kept blocks of a dense W [rows, cols] (any order) into a new [K b, b] array. */
   public static INDArray pack(INDArray dense, PackedLayout layout) {
     checkLayout(layout);
-    INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
-    packInto(dense, layout, out);
-    return out;
+    return PackedOperands.pack(dense, layout, p -> packInto(dense, layout, p));
   }
 
   /** Writes the kept blocks of dense W [rows, cols] into {@code packed} ([K b, b] or flat). */
   public static void packInto(INDArray dense, PackedLayout layout, INDArray packed) {
     checkLayout(layout);
-    PackedOperands.checkShape("dense", dense, layout.rows(), layout.cols());
-    INDArray p = PackedOperands.asMatrix("packed", packed, layout);
+    INDArray p = PackedOperands.packOperands(dense, packed, layout);
     int b = layout.blockSize();
     for (int slot = 0; slot < layout.keptBlocks(); slot++) {
       int i = layout.blockRowOf(slot);

@@ -12,23 +12,19 @@ final class PackedKernels {
 
   /** y [n, cols] += x [n, rows] W, W the packed blocks v of layout l. */
   static void forward(double[] x, double[] v, double[] y, int n, PackedLayout l) {
-    Blocks blocks = new Blocks(l);
     int b = l.blockSize();
-    Parallel.rows(
+    perRow(
         n,
-        (r0, r1) ->
-            blocks.visit(
-                r0,
-                r1,
-                (xb, yb, vb) -> {
-                  for (int k = 0; k < b; k++) {
-                    double a = x[xb + k];
-                    int vk = vb + k * b;
-                    for (int c = 0; c < b; c++) {
-                      y[yb + c] += a * v[vk + c];
-                    }
-                  }
-                }));
+        l,
+        (xb, yb, vb) -> {
+          for (int k = 0; k < b; k++) {
+            double a = x[xb + k];
+            int vk = vb + k * b;
+            for (int c = 0; c < b; c++) {
+              y[yb + c] += a * v[vk + c];
+            }
+          }
+        });
   }
 
   /** dv (packed like v) += x [n, rows]^T dy [n, cols] on the kept blocks of layout l. */
@@ -56,24 +52,26 @@ final class PackedKernels {
 
   /** dx [n, rows] += dy [n, cols] W^T, W the packed blocks v of layout l. */
   static void inputGrad(double[] dy, double[] v, double[] dx, int n, PackedLayout l) {
-    Blocks blocks = new Blocks(l);
     int b = l.blockSize();
-    Parallel.rows(
+    perRow(
         n,
-        (r0, r1) ->
-            blocks.visit(
-                r0,
-                r1,
-                (xb, yb, vb) -> {
-                  for (int k = 0; k < b; k++) {
-                    int vk = vb + k * b;
-                    double acc = 0;
-                    for (int c = 0; c < b; c++) {
-                      acc += dy[yb + c] * v[vk + c];
-                    }
-                    dx[xb + k] += acc;
-                  }
-                }));
+        l,
+        (xb, yb, vb) -> {
+          for (int k = 0; k < b; k++) {
+            int vk = vb + k * b;
+            double acc = 0;
+            for (int c = 0; c < b; c++) {
+              acc += dy[yb + c] * v[vk + c];
+            }
+            dx[xb + k] += acc;
+          }
+        });
+  }
+
+  /** Runs {@code block} on every kept block of every row, the rows split over threads. */
+  private static void perRow(int n, PackedLayout l, Block block) {
+    Blocks blocks = new Blocks(l);
+    Parallel.rows(n, (r0, r1) -> blocks.visit(r0, r1, block));
   }
 
   /** The work on one kept block of one activation row, given the offsets of its operands. */

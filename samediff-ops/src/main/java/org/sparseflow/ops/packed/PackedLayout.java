@@ -170,12 +170,10 @@ public final class PackedLayout implements PackedShape {
     return BlockMask.of(rows, cols, b, flags);
   }
 
-  @Override
   public long rows() {
     return rows;
   }
 
-  @Override
   public long cols() {
     return cols;
   }

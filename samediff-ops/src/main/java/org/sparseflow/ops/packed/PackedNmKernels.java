@@ -17,44 +17,41 @@ final class PackedNmKernels {
 
   /** yT [cols, nSamples] = (x W)^T for xT [rows, nSamples]. */
   static void forward(double[] xT, double[] v, double[] yT, int nSamples, PackedNmLayout l) {
-    Parallel.rows(
-        (int) l.cols(),
-        (c0, c1) ->
-            keptByColumn(
-                l,
-                nSamples,
-                c0,
-                c1,
-                (k, xo, yo) -> {
-                  double w = v[k];
-                  for (int i = 0; i < nSamples; i++) {
-                    yT[yo + i] += w * xT[xo + i];
-                  }
-                }));
+    keptByColumn(
+        l,
+        nSamples,
+        (k, xo, yo) -> {
+          double w = v[k];
+          for (int i = 0; i < nSamples; i++) {
+            yT[yo + i] += w * xT[xo + i];
+          }
+        });
   }
 
   /** dv [packed] = the kept entries of x^T dy. */
   static void weightGrad(double[] xT, double[] dyT, double[] dv, int nSamples, PackedNmLayout l) {
-    Parallel.rows(
-        (int) l.cols(),
-        (c0, c1) ->
-            keptByColumn(
-                l,
-                nSamples,
-                c0,
-                c1,
-                (k, xo, dyo) -> {
-                  double acc = 0;
-                  for (int i = 0; i < nSamples; i++) {
-                    acc += xT[xo + i] * dyT[dyo + i];
-                  }
-                  dv[k] = acc;
-                }));
+    keptByColumn(
+        l,
+        nSamples,
+        (k, xo, dyo) -> {
+          double acc = 0;
+          for (int i = 0; i < nSamples; i++) {
+            acc += xT[xo + i] * dyT[dyo + i];
+          }
+          dv[k] = acc;
+        });
   }
 
   /** The work on one kept weight v[k] = W[r, c]: xo, yo the offsets of rows xT[r] and yT[c]. */
   private interface Kept {
     void apply(int k, int xo, int yo);
+  }
+
+  /**
+   * Applies {@code body} to every kept weight, column by column, the columns split over threads.
+   */
+  private static void keptByColumn(PackedNmLayout l, int nSamples, Kept body) {
+    Parallel.rows((int) l.cols(), (c0, c1) -> keptByColumn(l, nSamples, c0, c1, body));
   }
 
   /** Applies {@code body} to the kept weights of columns c0 .. c1, column by column. */

@@ -197,12 +197,10 @@ public final class PackedNmLayout implements PackedShape {
     return packedRow / n * m + offset((long) packedRow * cols + col);
   }
 
-  @Override
   public long rows() {
     return rows;
   }
 
-  @Override
   public long cols() {
     return cols;
   }

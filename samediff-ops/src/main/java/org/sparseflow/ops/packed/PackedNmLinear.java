@@ -22,16 +22,13 @@ public final class PackedNmLinear {
   /** Packs the kept weights of a dense W [rows, cols] into a new [rows / m * n, cols] array. */
   public static INDArray pack(INDArray dense, PackedNmLayout layout) {
     checkLayout(layout);
-    INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
-    packInto(dense, layout, out);
-    return out;
+    return PackedOperands.pack(dense, layout, p -> packInto(dense, layout, p));
   }
 
   /** Writes the kept weights of dense W [rows, cols] into {@code packed} (matrix or flat). */
   public static void packInto(INDArray dense, PackedNmLayout layout, INDArray packed) {
     checkLayout(layout);
-    PackedOperands.checkShape("dense", dense, layout.rows(), layout.cols());
-    INDArray p = PackedOperands.asMatrix("packed", packed, layout);
+    INDArray p = PackedOperands.packOperands(dense, packed, layout);
     double[] d = PackedOperands.doubles(dense);
     int cols = (int) layout.cols();
     double[] out = new double[(int) layout.packedLength()];

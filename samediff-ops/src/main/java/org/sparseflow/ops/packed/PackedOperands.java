@@ -1,6 +1,7 @@
 package org.sparseflow.ops.packed;
 
 import java.util.Arrays;
+import java.util.function.Consumer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -55,6 +56,19 @@ final class PackedOperands {
       y.addiRowVector(bias.reshape(1, y.size(1)).castTo(y.dataType()));
     }
     return y;
+  }
+
+  /** A new row-major packed value array in dense's data type, filled by {@code packInto}. */
+  static INDArray pack(INDArray dense, PackedShape layout, Consumer<INDArray> packInto) {
+    INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
+    packInto.accept(out);
+    return out;
+  }
+
+  /** Checks the dense W [rows, cols] to pack and returns the packed target as its matrix. */
+  static INDArray packOperands(INDArray dense, INDArray packed, PackedShape layout) {
+    checkShape("dense", dense, layout.rows(), layout.cols());
+    return asMatrix("packed", packed, layout);
   }
 
   /** A floating-point matrix [rows, cols]; {@code rows < 0} accepts any row count. */
