@@ -262,6 +262,7 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
     this.hasBias = hasBias;
   }
 
+  @Override
   public boolean hasBias() {
     return hasBias;
   }

@@ -8,7 +8,6 @@ import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
-import org.deeplearning4j.nn.layers.BaseLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
@@ -30,7 +29,7 @@ import org.sparseflow.ops.pattern.SparseMask;
 /**
  * Implementation of {@link CausalSelfAttentionLayer}; attention runs in {@link SparseAttention}.
  */
-public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionLayer>
+public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelfAttentionLayer>
     implements SparseWeightLayer, SparseAttentionLayer {
   private static final long serialVersionUID = 1L;
 
@@ -372,22 +371,6 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         gradientViews.get(w),
         layerConf().hasBias() ? gradientViews.get("b" + p) : null,
         sparseProjections() ? masked.denseBuffer(w, getParam(w)) : null);
-  }
-
-  @Override
-  public void applyConstraints(int iteration, int epoch) {
-    super.applyConstraints(iteration, epoch);
-    applyMasks();
-  }
-
-  @Override
-  public boolean isPretrainLayer() {
-    return false;
-  }
-
-  @Override
-  public boolean hasBias() {
-    return layerConf().hasBias();
   }
 
   // ---------------------------------------------------------------- SparseAttentionLayer

@@ -86,6 +86,12 @@ public class LayerNormLayer extends SparseFlowFeedForwardLayer {
     return null;
   }
 
+  /** Always: the shift b is the bias. */
+  @Override
+  public boolean hasBias() {
+    return true;
+  }
+
   public double getEps() {
     return eps;
   }

@@ -22,8 +22,7 @@ public class DenseLayerSparsifier implements LayerSparsifier {
 
   @Override
   public Map<String, long[]> weightShapes(Layer layer) {
-    DenseLayer d = (DenseLayer) layer;
-    return Map.of("W", new long[] {d.getNIn(), d.getNOut()});
+    return LayerConfigCopier.linearWeightShape((DenseLayer) layer);
   }
 
   @Override

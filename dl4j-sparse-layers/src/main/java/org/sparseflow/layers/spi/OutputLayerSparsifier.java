@@ -21,8 +21,7 @@ public class OutputLayerSparsifier implements LayerSparsifier {
 
   @Override
   public Map<String, long[]> weightShapes(Layer layer) {
-    OutputLayer o = (OutputLayer) layer;
-    return Map.of("W", new long[] {o.getNIn(), o.getNOut()});
+    return LayerConfigCopier.linearWeightShape((OutputLayer) layer);
   }
 
   @Override
