@@ -231,8 +231,7 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
   }
 
   private Fwd forward(boolean training, LayerWorkspaceMgr mgr) {
-    assertInputSet(false);
-    applyDropOutIfNecessary(training, mgr);
+    startForward(training, mgr);
     CausalSelfAttentionLayer c = layerConf();
     if (input.rank() != 3 || input.size(nwc() ? 2 : 1) != c.getNIn()) {
       throw new IllegalArgumentException(
@@ -280,9 +279,7 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
     cache.clear();
-    assertInputSet(false);
-    applyDropOutIfNecessary(
-        training, mgr); // before the borrowed scope: dropout borrows the same workspace
+    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
     INDArray out;
     // training: compute in the ACTIVATIONS workspace and keep the state for backprop (see
     // ForwardCache)

@@ -63,17 +63,14 @@ public class SparseDenseLayerImpl extends SparseFlowLayerImpl<SparseDenseLayer>
 
   @Override
   protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
-    assertInputSet(false);
-    applyDropOutIfNecessary(training, mgr);
+    startForward(training, mgr);
     return linearForward(inputRows());
   }
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
     cache.clear();
-    assertInputSet(false);
-    applyDropOutIfNecessary(
-        training, mgr); // before the borrowed scope: dropout borrows the same workspace
+    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
     INDArray a;
     try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
       INDArray z = preOutput(training, mgr);

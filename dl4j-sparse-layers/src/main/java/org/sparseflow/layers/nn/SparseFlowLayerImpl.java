@@ -2,6 +2,7 @@ package org.sparseflow.layers.nn;
 
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.layers.BaseLayer;
+import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.linalg.api.buffer.DataType;
 
 /**
@@ -16,6 +17,12 @@ abstract class SparseFlowLayerImpl<C extends SparseFlowFeedForwardLayer> extends
 
   SparseFlowLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
     super(conf, dataType);
+  }
+
+  /** Starts a forward pass: checks that the input is set and applies dropout to it. */
+  void startForward(boolean training, LayerWorkspaceMgr mgr) {
+    assertInputSet(false);
+    applyDropOutIfNecessary(training, mgr);
   }
 
   @Override
