@@ -228,7 +228,8 @@ public final class BlockSparseKernels {
                 0.0),
         null,
         0,
-        0);
+        0,
+        true);
   }
 
   /**
@@ -243,24 +244,8 @@ public final class BlockSparseKernels {
    * Runs one work unit per output panel p in [0, panels): the GEMM calls for every maximal run of
    * kept blocks {@code kept.apply(p)} over [0, depth) blocks of size b (first with beta 0 when
    * overwriting, panels with no kept block cleared), then, when {@code panelOf} is given, sums the
-   * panel (rows x cols) to probe for NaN.
-   */
-  private static Probe runPanels(
-      int panels,
-      int depth,
-      int b,
-      IntFunction<IntPredicate> kept,
-      boolean overwrite,
-      RunCall call,
-      IntFunction<StridedBlas.Mat> panelOf,
-      int rows,
-      int cols) {
-    return runPanels(panels, depth, b, kept, overwrite, call, panelOf, rows, cols, true);
-  }
-
-  /**
-   * As above; {@code probe = false} skips the per-panel NaN probe (the caller probes the whole
-   * output).
+   * panel (rows x cols) to probe for NaN; {@code probe = false} skips the per-panel NaN probe (the
+   * caller probes the whole output).
    */
   private static Probe runPanels(
       int panels,
