@@ -374,15 +374,9 @@ public final class BlockSparseKernels {
           }
         }
         bins.get(0).forEach(Runnable::run);
-        for (Future<?> f : futures) {
-          try {
-            f.get();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted in block-sparse kernel", e);
-          } catch (ExecutionException e) {
-            throw new IllegalStateException("block-sparse kernel failed", e.getCause());
-          }
+        RuntimeException failure = awaitAll(futures, null);
+        if (failure != null) {
+          throw failure;
         }
       } finally {
         if (switchThreads) {
@@ -431,6 +425,19 @@ public final class BlockSparseKernels {
       failure = e;
       next.set(n);
     }
+    failure = awaitAll(futures, failure);
+    if (failure != null) {
+      throw failure;
+    }
+    return workers;
+  }
+
+  /**
+   * Waits for every worker task; returns {@code failure} if not null, else the first task's failure
+   * (wrapped), else null. An interrupt ends the wait with an exception.
+   */
+  private static RuntimeException awaitAll(List<Future<?>> futures, RuntimeException failure) {
+    RuntimeException first = failure;
     for (Future<?> f : futures) {
       try {
         f.get();
@@ -438,14 +445,11 @@ public final class BlockSparseKernels {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted in block-sparse kernel", e);
       } catch (ExecutionException e) {
-        if (failure == null) {
-          failure = new IllegalStateException("block-sparse kernel failed", e.getCause());
+        if (first == null) {
+          first = new IllegalStateException("block-sparse kernel failed", e.getCause());
         }
       }
     }
-    if (failure != null) {
-      throw failure;
-    }
-    return workers;
+    return first;
   }
 }
