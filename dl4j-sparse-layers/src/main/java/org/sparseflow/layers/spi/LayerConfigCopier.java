@@ -4,7 +4,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
-import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.layers.Layer;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
@@ -61,11 +60,6 @@ public final class LayerConfigCopier {
       set.put("blockLayout", target.layouts().get("W"));
     }
     return set;
-  }
-
-  /** The one weight "W" [nIn, nOut] of a feed-forward layer, as {@code weightShapes} gives it. */
-  static Map<String, long[]> linearWeightShape(FeedForwardLayer layer) {
-    return Map.of("W", new long[] {layer.getNIn(), layer.getNOut()});
   }
 
   /** Drops the masked-weight fields (pattern, density) from a layer's JSON. */
