@@ -58,6 +58,8 @@ public final class CompareCommand implements Callable<Integer> {
 
   @Mixin BatchOptions batch;
 
+  @Mixin DensityOption density;
+
   @Option(
       names = "--dense-lr",
       split = ",",
@@ -102,6 +104,7 @@ public final class CompareCommand implements Callable<Integer> {
     o.lrWarmup = batch.lrWarmup;
     o.lrDecay = batch.lrDecay;
     o.gradClip = batch.gradClip;
+    o.density = density.density;
     o.denseLearningRates = denseLearningRates == null ? List.of() : denseLearningRates;
     o.evalEvery = evalEvery == null ? Math.max(1, steps / 10) : evalEvery;
     o.evalWindows = evalWindowsOption.evalWindows;

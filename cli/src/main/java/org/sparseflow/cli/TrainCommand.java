@@ -87,6 +87,8 @@ public final class TrainCommand implements Callable<Integer> {
 
   @Mixin BatchOptions batch;
 
+  @Mixin DensityOption density;
+
   @Option(
       names = "--eval-every",
       description = "Validation every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
@@ -166,6 +168,7 @@ public final class TrainCommand implements Callable<Integer> {
       c.steps = steps;
       c.seed = seedOption.seed;
       batch.applyTo(c);
+      c.mstDensity = density.density;
       c.evalEvery = evalEvery;
       c.evalWindows = evalWindowsOption.evalWindows;
       c.checkpointEvery = checkpointEvery;

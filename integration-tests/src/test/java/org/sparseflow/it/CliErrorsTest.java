@@ -103,6 +103,8 @@ class CliErrorsTest {
     oneLineError(cli("train", "--batch-size", "-3"), 1, "--batch-size: -3");
     oneLineError(cli("train", "--context-length", "100000"), 1, "--context-length");
     oneLineError(cli("compare", "--steps", "-5"), 1, "--steps: -5");
+    oneLineError(cli("train", "--density", "0", "--sparsity", "mst"), 1, "--density: 0.0");
+    oneLineError(cli("train", "--density", "0.1"), 1, "--density 0.1: only MST sparsity");
     oneLineError(
         cli("generate", "--run-dir", tmp.toString(), "--temperature", "0"), 1, "--temperature");
     oneLineError(cli("generate", "--run-dir", tmp.toString(), "--length", "0"), 1, "--length");

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
+import org.sparseflow.ops.samediff.PackedMatmulOp;
 
 /**
  * MST for a SameDiff graph: {@code opExecution} of "&lt;W&gt;-grad" captures the dense gradient,
@@ -50,6 +51,21 @@ final class SameDiffAdapter {
     attached = sd;
   }
 
+  /** Packed storage fixes the block set, which MST changes at every topology step. */
+  private static void refusePackedStorage(SameDiff graph) {
+    for (SameDiffOp op : graph.getOps().values()) {
+      if (op.getOp() instanceof PackedMatmulOp) {
+        throw new IllegalArgumentException(
+            "model = a SameDiff graph with packed-storage matmuls (op "
+                + op.getName()
+                + " on "
+                + op.getInputsToOp().get(1)
+                + "): packed storage fixes the kept blocks, and MST changes them; allowed: storage:"
+                + " masked for MST (packed is for static sparsity)");
+      }
+    }
+  }
+
   void bind(SameDiff sd) {
     if (masks != null) {
       sparseOps.refresh();
@@ -57,7 +73,9 @@ final class SameDiffAdapter {
     }
     // the graph holding the SparseFlow ops: the one the listener was added to (sd may be
     // SameDiff's gradient function)
-    sparseOps = SameDiffSparseOps.of(attached != null ? attached : sd);
+    SameDiff graph = attached != null ? attached : sd;
+    refusePackedStorage(graph);
+    sparseOps = SameDiffSparseOps.of(graph);
     masks = new LinkedHashMap<>();
     Map<String, float[]> w = new LinkedHashMap<>();
     for (SDVariable v : sd.variables()) {

@@ -41,6 +41,9 @@ public final class Comparison implements Stoppable {
     public int contextLength = 128;
     public double learningRate = 1e-3;
 
+    /** MST's target density for the sparse runs (null = the preset's); dense runs ignore it. */
+    public Double density;
+
     /**
      * Learning rates of the dense baseline; empty = {@link #learningRate} only. With several, dense
      * trains once per rate and the sparse runs are compared with the best of them (lowest final
@@ -115,6 +118,7 @@ public final class Comparison implements Stoppable {
     c.model = options.model;
     c.corpus = options.corpus == null ? Corpus.BUNDLED_NAME : options.corpus;
     c.sparsity = sparsity;
+    c.mstDensity = sparsity == null ? null : options.density;
     c.steps = options.steps;
     c.seed = options.seed;
     c.batchSize = options.batchSize;
@@ -131,7 +135,11 @@ public final class Comparison implements Stoppable {
   }
 
   private Outcome doRun() throws IOException {
-    String sparseName = sparseLabel(options.sparsity);
+    String sparseName =
+        sparseLabel(options.sparsity)
+            + (options.density == null
+                ? ""
+                : "-d" + BigDecimal.valueOf(options.density).stripTrailingZeros().toPlainString());
     Map<String, TrainConfig> variants = new LinkedHashMap<>();
     if (options.denseLearningRates.isEmpty()) {
       variants.put("dense", config(null, options.learningRate));

@@ -35,7 +35,19 @@ public final class SparsityDrivers {
   private SparsityDrivers() {}
 
   public static Resolved resolve(TrainConfig config) {
-    if (config.sparsity == null || config.sparsity.isBlank() || config.sparsity.equals("dense")) {
+    boolean dense =
+        config.sparsity == null || config.sparsity.isBlank() || config.sparsity.equals("dense");
+    if (config.mstDensity != null && (dense || loadStatic(config.sparsity) != null)) {
+      throw new IllegalArgumentException(
+          "--density "
+              + config.mstDensity
+              + ": only MST sparsity takes a target density, but --sparsity is "
+              + (dense ? "dense" : config.sparsity + " (a static sparsity config)")
+              + "; allowed: an MST preset "
+              + MstConfig.PRESETS
+              + " or an MST config file");
+    }
+    if (dense) {
       return new Resolved() {
         @Override
         public Applied apply(TrainableModel model, TrainConfig c) {
@@ -64,7 +76,10 @@ public final class SparsityDrivers {
         }
       };
     }
-    MstConfig mst = loadMst(config.sparsity);
+    MstConfig mst =
+        config.mstDensity == null
+            ? loadMst(config.sparsity)
+            : loadMst(config.sparsity).withTargetDensity(config.mstDensity);
     return new Resolved() {
       @Override
       public Applied apply(TrainableModel model, TrainConfig c) {

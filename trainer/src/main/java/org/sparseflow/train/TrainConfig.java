@@ -35,6 +35,12 @@ public final class TrainConfig {
    */
   public Integer mstDeltaT;
 
+  /**
+   * MST's target (final) density, in (0, 1]; null keeps the preset's. The preset's levels are
+   * rescaled by one rule ({@code MstConfig#withTargetDensity}); only MST sparsity takes it.
+   */
+  public Double mstDensity;
+
   public long seed = 42;
   public int batchSize = 16;
   public int contextLength = 128;
@@ -77,6 +83,10 @@ public final class TrainConfig {
     positive("--eval-every", evalEvery);
     positive("--eval-windows", evalWindows);
     positive("--checkpoint-every", checkpointEvery);
+    if (mstDensity != null && !(mstDensity > 0 && mstDensity <= 1)) {
+      throw new IllegalArgumentException(
+          "--density: " + mstDensity + " is not allowed; allowed: a density in (0, 1]");
+    }
     if (mstDeltaT != null && mstDeltaT < 1) {
       throw new IllegalArgumentException("--mst-delta-t: " + mstDeltaT + " must be >= 1");
     }

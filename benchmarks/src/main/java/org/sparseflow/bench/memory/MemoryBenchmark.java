@@ -13,27 +13,28 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * Memory of the DL4J ComputationGraph GPT, dense and with block-sparse MLP and attention
- * projections at several sparsities, in masked storage (dense W plus a dense mask param) and packed
- * storage (kept blocks only).
+ * Memory of the DL4J ComputationGraph GPT (or, with {@code --framework samediff}, the SameDiff GPT;
+ * {@link SameDiffMemoryCase}), dense and with block-sparse MLP and attention projections at several
+ * sparsities, in masked storage (dense W plus a dense mask) and packed storage (kept blocks only).
  *
  * <pre>
  *   java --add-modules jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar memory
  *        [--model gpt-mini | --d-model 512 --layers 4 --heads 8] [--pattern block16]
  *        [--sparsities 0.5,0.75,0.9,0.95]
  *        [--storages packed,masked] [--steps 3] [--context 64] [--batch 8] [--in-process]
+ *        [--framework dl4j|samediff]
  * </pre>
  *
  * Each case runs in a fresh child JVM (same java, JVM options and class path) so that its peaks are
  * its own; {@code --in-process} runs them all in this JVM (peaks then only grow). Prints per case
- * {@code RESULT memory <model> scope=sparse|model storage=.. pattern=.. density=.. param_bytes=..
- * grad_bytes=.. optimizer_bytes=.. checkpoint_bytes=.. peak_offheap_mb=.. peak_rss_mb=..
- * vs_dense=.. checkpoint_vs_dense=..}: vs_dense is (param + grad + optimizer) over the dense
- * model's for the same scope; {@code scope=sparse} counts the MLP and attention layers (the ones
- * made sparse), {@code scope=model} the whole model; checkpoint and peaks are always of the whole
- * process. peak_rss_mb is the peak process RSS (JavaCPP's {@code Pointer.physicalBytes()}),
- * peak_offheap_mb the peak of RSS less the committed Java heap, both sampled every millisecond (see
- * {@link MemoryCase}).
+ * {@code RESULT memory <model> framework=.. scope=sparse|model storage=.. pattern=.. density=..
+ * param_bytes=.. grad_bytes=.. optimizer_bytes=.. checkpoint_bytes=.. peak_offheap_mb=..
+ * peak_rss_mb=.. vs_dense=.. checkpoint_vs_dense=..}: vs_dense is (param + grad + optimizer) over
+ * the dense model's for the same scope; {@code scope=sparse} counts the MLP and attention layers
+ * (the ones made sparse), {@code scope=model} the whole model; checkpoint and peaks are always of
+ * the whole process. peak_rss_mb is the peak process RSS (JavaCPP's {@code
+ * Pointer.physicalBytes()}), peak_offheap_mb the peak of RSS less the committed Java heap, both
+ * sampled every millisecond (see {@link MemoryCase}).
  */
 @Command(
     name = "memory",
@@ -73,6 +74,12 @@ public final class MemoryBenchmark {
 
   @Mixin TrainingOptions train = new TrainingOptions(8);
 
+  @Option(
+      names = "--framework",
+      paramLabel = "F",
+      description = "dl4j (ComputationGraph GPT, the default) or samediff (SameDiff GPT)")
+  String framework = "dl4j";
+
   @Option(names = "--in-process", description = "run every case in this JVM")
   boolean inProcess;
 
@@ -110,6 +117,17 @@ public final class MemoryBenchmark {
         throw new IllegalArgumentException(
             "--storages contains " + s + "; allowed: packed, masked");
       }
+    }
+    if (!framework.equals("dl4j") && !framework.equals("samediff")) {
+      throw new IllegalArgumentException(
+          "--framework = " + framework + " is not allowed; allowed: dl4j, samediff");
+    }
+    if (framework.equals("samediff") && !train.pattern.startsWith("block")) {
+      throw new IllegalArgumentException(
+          "--pattern = "
+              + train.pattern
+              + " is not allowed with --framework samediff; allowed: block8|16|32|64 (packed"
+              + " SameDiff storage holds kept blocks)");
     }
     if (dModel != 0) {
       MemoryArgs.checkSize(dModel, layers, heads);
@@ -157,7 +175,9 @@ public final class MemoryBenchmark {
 
   private Map<String, String> runCase(String storage, double sparsity) throws Exception {
     MemoryCase.Size size = train.size(model, dModel, layers, heads);
-    return MemoryCase.run(size, storage, train.pattern, 1.0 - sparsity, steps, train.seed);
+    return framework.equals("samediff")
+        ? SameDiffMemoryCase.run(size, storage, train.pattern, 1.0 - sparsity, steps, train.seed)
+        : MemoryCase.run(size, storage, train.pattern, 1.0 - sparsity, steps, train.seed);
   }
 
   private String result(String scope, Map<String, String> r, Map<String, String> dense) {
@@ -168,10 +188,11 @@ public final class MemoryBenchmark {
             / Double.parseDouble(dense.get("checkpoint_bytes"));
     return String.format(
         Locale.ROOT,
-        "RESULT memory %s scope=%s storage=%s pattern=%s density=%.2f param_bytes=%s"
+        "RESULT memory %s framework=%s scope=%s storage=%s pattern=%s density=%.2f param_bytes=%s"
             + " grad_bytes=%s optimizer_bytes=%s checkpoint_bytes=%s peak_offheap_mb=%s"
             + " peak_rss_mb=%s vs_dense=%.3f checkpoint_vs_dense=%.3f min_step_ms=%s",
         dModel > 0 ? "gpt-d" + dModel + "-l" + layers : model,
+        framework,
         scope,
         r.get("storage"),
         r.get("pattern"),

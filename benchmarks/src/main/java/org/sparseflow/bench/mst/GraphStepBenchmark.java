@@ -79,6 +79,14 @@ public final class GraphStepBenchmark {
   boolean cachedLayouts;
 
   @Option(
+      names = "--storage",
+      paramLabel = "masked|packed",
+      description =
+          "samediff only, block16 variant: masked (dense W + mask, the default) or packed (a"
+              + " variable of the kept blocks only; its layout is fixed, so no --cached-layouts)")
+  String storage = "masked";
+
+  @Option(
       names = "--fuse",
       paramLabel = "WHAT",
       description =
@@ -118,6 +126,16 @@ public final class GraphStepBenchmark {
       throw new IllegalArgumentException(
           "--model = " + model + " is not allowed; allowed: graph, samediff");
     }
+    if (!storage.equals("masked") && !storage.equals("packed")) {
+      throw new IllegalArgumentException(
+          "--storage = " + storage + " is not allowed; allowed: masked, packed");
+    }
+    if (storage.equals("packed") && (cachedLayouts || !model.equals("samediff"))) {
+      throw new IllegalArgumentException(
+          "--storage = packed is not allowed with "
+              + (cachedLayouts ? "--cached-layouts" : "--model " + model)
+              + "; allowed: --model samediff without --cached-layouts (packed layouts are fixed)");
+    }
     for (String v : variants) {
       if (!v.equals("dense") && !v.equals("block16")) {
         throw new IllegalArgumentException(
@@ -140,7 +158,8 @@ public final class GraphStepBenchmark {
                   attention,
                   cachedLayouts,
                   profile = newProfile(),
-                  SameDiffStep.fuse(fuse))
+                  SameDiffStep.fuse(fuse),
+                  storage)
               : run(v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
       double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
@@ -178,7 +197,7 @@ public final class GraphStepBenchmark {
                   + " attention="
                   + attention
                   + (cachedLayouts ? " layouts=cached" : "")
-                  + (model.equals("samediff") ? " fuse=" + fuse : ""),
+                  + (model.equals("samediff") ? " fuse=" + fuse + " storage=" + storage : ""),
           System.getenv("OMP_NUM_THREADS") + " format=" + format,
           ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }

@@ -83,7 +83,7 @@ final class SameDiffStep {
 
   /** Dense or block16 with layouts read per call, no profile, the default fuse section. */
   static double[][] run(String variant, int steps, double sparsity, String attention) {
-    return run(variant, steps, sparsity, attention, false, null, null);
+    return run(variant, steps, sparsity, attention, false, null, null, "masked");
   }
 
   /**
@@ -91,7 +91,8 @@ final class SameDiffStep {
    * variant. With {@code cachedLayouts} the sparse variant's masks come from a fixed-mask {@code
    * MstListener}, which also gives the ops cached block layouts (otherwise each call reads its mask
    * input); a non-null {@code profile} counts the ops of every step after the 3 warm-up steps;
-   * {@code fuse} is the sparse variant's fuse section (null: the config default).
+   * {@code fuse} is the sparse variant's fuse section (null: the config default); {@code storage}
+   * masked or packed.
    */
   static double[][] run(
       String variant,
@@ -100,13 +101,15 @@ final class SameDiffStep {
       String attention,
       boolean cachedLayouts,
       OpProfile profile,
-      FuseSettings fuse) {
+      FuseSettings fuse,
+      String storage) {
     StepTimes.GptMiniData data = StepTimes.GptMiniData.bundled();
     GptConfig c = data.gpt();
     SameDiff sd = SameDiffGpt.build(c, 1e-3);
     if (!variant.equals("dense")) {
       SparsityConfig sc = sparsity("block16", sparsity, attention);
       sc.setFuse(fuse);
+      sc.setStorage(storage);
       Sparsify.apply(sc, sd);
       if (cachedLayouts) {
         new MstListener(staticConfig(sparsity, attention, steps)).addTo(sd);

@@ -73,4 +73,22 @@ class GraphStepBenchmarkTest {
             () -> GraphStepBenchmark.main(new String[] {"--model", "cg"}));
     assertTrue(e.getMessage().contains("--model = cg"), e.getMessage());
   }
+
+  @Test
+  void packedStorageRunsAndRefusesCachedLayouts() {
+    double[][] t = SameDiffStep.run("block16", 3, 0.875, "local:16", false, null, null, "packed");
+    assertEquals(3, t[0].length);
+    for (double m : t[0]) {
+      assertTrue(m > 0 && Double.isFinite(m), "step time " + m);
+    }
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                GraphStepBenchmark.main(
+                    new String[] {
+                      "--model", "samediff", "--storage", "packed", "--cached-layouts"
+                    }));
+    assertTrue(e.getMessage().contains("--storage = packed"), e.getMessage());
+  }
 }

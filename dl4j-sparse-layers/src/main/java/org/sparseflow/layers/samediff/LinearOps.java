@@ -20,6 +20,7 @@ import org.nd4j.linalg.api.ops.impl.transforms.BaseDynamicTransformOp;
 import org.nd4j.linalg.api.ops.impl.transforms.custom.XwPlusB;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
+import org.sparseflow.ops.samediff.PackedMatmulOp;
 
 /**
  * The ops {@link SameDiffSparsifier} understands as uses of a trainable rank-2 weight W, and the
@@ -210,10 +211,25 @@ final class LinearOps {
    * One DENSE entry for every trainable rank-2 weight not in {@code reported}, naming the ops that
    * use it, so every such weight appears in the report.
    */
+  /** Whether {@code name} is the kept-block values of packed matmuls (reported under W's name). */
+  private static boolean packedValues(SameDiff sd, String name) {
+    List<String> ops = sd.getVariables().get(name).getInputsForOp();
+    if (ops == null || ops.isEmpty()) {
+      return false;
+    }
+    for (String o : ops) {
+      SameDiffOp op = sd.getOps().get(o);
+      if (!(op.getOp() instanceof PackedMatmulOp) || !name.equals(op.getInputsToOp().get(1))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   static List<Entry> unaccounted(SameDiff sd, Set<String> reported) {
     List<Entry> out = new ArrayList<>();
     for (SDVariable v : sd.variables()) {
-      if (!isWeight(v) || reported.contains(v.name())) {
+      if (!isWeight(v) || reported.contains(v.name()) || packedValues(sd, v.name())) {
         continue;
       }
       long[] shape = v.getShape();

@@ -19,6 +19,7 @@ import org.sparseflow.layers.sparsify.SparsifyReport.Status;
 import org.sparseflow.layers.sparsify.SparsityPlanner;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
+import org.sparseflow.ops.samediff.PackedMatmulOp;
 import org.sparseflow.ops.samediff.SparseFlowOps;
 import org.sparseflow.ops.samediff.SparseMatmulOp;
 
@@ -97,7 +98,13 @@ final class MatmulRewriter {
       String w = e.getKey();
       INDArray dense01 = e.getValue();
       sd.getArrForVarName(w).muli(dense01);
-      apply(sd, w, uses.get(w), dense01, spec);
+      String unpacked =
+          cfg.packedStorage() ? PackedMatmulRewriter.blocker(spec, uses.get(w)) : "masked storage";
+      if (unpacked == null) {
+        PackedMatmulRewriter.apply(sd, w, uses.get(w), dense01, spec);
+      } else {
+        apply(sd, w, uses.get(w), dense01, spec);
+      }
       long n = dense01.length();
       double kept = dense01.sumNumber().doubleValue() / n;
       long linear = uses.get(w).stream().filter(Use::linear).count();
@@ -108,12 +115,15 @@ final class MatmulRewriter {
               + " linear use(s)"
               + (linear < uses.get(w).size() ? ", tied: its lookup reads W o mask" : "")
               + ")"
-              + headNote(headNotes, w);
+              + headNote(headNotes, w)
+              + (unpacked == null
+                  ? "; packed storage (" + w + "_packed: kept blocks only)"
+                  : cfg.packedStorage() ? "; masked storage: " + unpacked : "");
       entries.add(
           new Entry(
               w,
               LinearOps.kind(uses.get(w)),
-              SparseMatmulOp.OP_NAME,
+              unpacked == null ? PackedMatmulOp.OP_NAME : SparseMatmulOp.OP_NAME,
               Status.SPARSE,
               spec.toString(),
               plan.get(w).density(),

@@ -2,7 +2,9 @@ package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
@@ -12,8 +14,10 @@ import org.nd4j.linalg.api.ops.impl.shape.Transpose;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
+import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.samediff.FusedGeluOp;
 import org.sparseflow.ops.samediff.FusedLayerNormOp;
+import org.sparseflow.ops.samediff.PackedMatmulOp;
 import org.sparseflow.ops.samediff.SparseAttentionOp;
 import org.sparseflow.ops.samediff.SparseMatmulOp;
 
@@ -35,9 +39,12 @@ final class SameDiffDensifier {
    *     shape of Q
    */
   static void densify(SameDiff sd, int seqLen) {
+    Map<String, SDVariable> unpacked = new HashMap<>();
     for (SameDiffOp op : new ArrayList<>(sd.getOps().values())) {
       if (op.getOp() instanceof SparseMatmulOp) {
         densifyMatmul(sd, op);
+      } else if (op.getOp() instanceof PackedMatmulOp packed) {
+        densifyPacked(sd, op, packed, unpacked);
       } else if (op.getOp() instanceof FusedLayerNormOp ln) {
         densifyLayerNorm(sd, op, ln);
       } else if (op.getOp() instanceof FusedGeluOp) {
@@ -46,12 +53,36 @@ final class SameDiffDensifier {
         densifyAttention(sd, op, attention, seqLen);
       }
     }
+    for (String packedName : unpacked.keySet()) {
+      sd.getVariables().remove(packedName);
+      sd.getVariablesArrays().removeArray(packedName);
+    }
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
+  }
+
+  /**
+   * A packed matmul becomes a plain matmul of the unpacked weight: one dense variable per packed
+   * one ([rows, cols], zeros outside the kept blocks), named as the weight was before packing
+   * ({@code <W>_packed} -> {@code <W>}, in x·W orientation), and the packed variable leaves the
+   * graph once all its uses are rewritten.
+   */
+  private static void densifyPacked(
+      SameDiff sd, SameDiffOp op, PackedMatmulOp p, Map<String, SDVariable> unpacked) {
+    List<String> in = new ArrayList<>(op.getInputsToOp());
+    String packedName = in.get(1);
+    SDVariable w =
+        unpacked.computeIfAbsent(
+            packedName,
+            n -> {
+              String base = n.replaceFirst("_packed(_\\d+)?$", "");
+              String name = sd.hasVariable(base) ? sd.generateNewVarName(base, 0) : base;
+              return sd.var(name, PackedBlockLinear.unpack(sd.getArrForVarName(n), p.layout()));
+            });
+    replaceWithMatmul(sd, op, sd.getVariable(in.get(0)), w, in.size() > 2 ? in.get(2) : null);
   }
 
   private static void densifyMatmul(SameDiff sd, SameDiffOp op) {
     List<String> in = new ArrayList<>(op.getInputsToOp());
-    String out = op.getOutputsOfOp().get(0);
     // x·Wᵀ ops read transpose(W) and transpose(mask): zero W itself, in its own orientation (the
     // transposes' arrays belong to the inference session)
     String wName = throughTranspose(sd, in.get(1)), mName = throughTranspose(sd, in.get(2));
@@ -61,18 +92,29 @@ final class SameDiffDensifier {
         w.muli(m);
       }
     }
+    replaceWithMatmul(
+        sd,
+        op,
+        sd.getVariable(in.get(0)),
+        sd.getVariable(in.get(1)),
+        in.size() > 3 ? in.get(3) : null);
+  }
+
+  /** Replaces {@code op} by x·W (+ bias) under the op's output name. */
+  private static void replaceWithMatmul(
+      SameDiff sd, SameDiffOp op, SDVariable x, SDVariable wv, String bias) {
+    String out = op.getOutputsOfOp().get(0);
     List<String> consumers = GraphEdits.removeOp(sd, op);
-    SDVariable x = sd.getVariable(in.get(0)), wv = sd.getVariable(in.get(1));
-    int rank = LinearOps.rank(sd, in.get(0));
+    int rank = LinearOps.rank(sd, x.name());
     // ND4J's matmul does not broadcast a rank-2 weight over [B, T, in]: contract the last axis
     SDVariable y =
         rank > 2
             ? sd.tensorMmul(out + "_densified_mm", x, wv, new int[] {rank - 1}, new int[] {0})
             : sd.mmul(out + "_densified_mm", x, wv);
-    if (in.size() > 3) {
+    if (bias != null) {
       // bias_add rather than add: a new op gets the first free name of its kind, and an "add" op
       // named like a variable of the stale gradient function makes SameDiff's rename fail
-      y = sd.nn().biasAdd(out + "_densified_bias", y, sd.getVariable(in.get(3)), false);
+      y = sd.nn().biasAdd(out + "_densified_bias", y, sd.getVariable(bias), false);
     }
     GraphEdits.freeOpName(sd, out);
     sd.updateVariableNameAndReference(y, out);

@@ -149,18 +149,13 @@ public final class Sparsify {
 
   /**
    * Rewrites the graph in place (matmuls with trainable rank-2 weights, causal attention) and
-   * returns it.
+   * returns it. With {@code storage: packed} and a block pattern, a weight whose uses are all
+   * linear becomes a variable of its kept blocks only (the report says which stay masked, and why).
    */
   public static Sparsified<SameDiff> apply(SparsityConfig cfg, SameDiff sd) {
     requireModel(sd);
     if (cfg == null) {
       return new Sparsified<>(sd, SparsifyReport.noConfig());
-    }
-    if (cfg.packedStorage()) {
-      throw new IllegalArgumentException(
-          "Sparsity config field 'storage' has value 'packed', which SameDiff graphs do not"
-              + " support yet; allowed: masked for Sparsify.apply(SameDiff) (packed storage serves"
-              + " DL4J MultiLayerNetwork and ComputationGraph models)");
     }
     return new Sparsified<>(sd, SameDiffSparsifier.rewrite(cfg, sd));
   }

@@ -12,16 +12,16 @@ import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.nd4j.autodiff.samediff.SDVariable;
-import org.nd4j.autodiff.samediff.SameDiff;
-import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.nn.SparseDenseLayer;
 
-/** {@code storage: packed} in the sparsity config: validation, DL4J models, SameDiff refusal. */
+/**
+ * {@code storage: packed} in the sparsity config: validation and DL4J models (SameDiff:
+ * SameDiffPackedStorageTest).
+ */
 class SparsifyPackedStorageTest {
 
   private static SparsityConfig config(String storage) {
@@ -106,18 +106,5 @@ class SparsifyPackedStorageTest {
     net.init();
     net.fit(SparsifyDl4jTest.data(6));
     assertTrue(Double.isFinite(net.score()));
-  }
-
-  @Test
-  void sameDiffRefusesPackedStorageAndLeavesTheGraphAlone() {
-    SameDiff sd = SameDiff.create();
-    SDVariable x = sd.placeHolder("x", DataType.FLOAT, -1, 32);
-    SDVariable w = sd.var("w", DataType.FLOAT, 32, 32);
-    sd.mmul("y", x, w);
-    int ops = sd.getOps().size();
-    IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> Sparsify.apply(config("packed"), sd));
-    assertTrue(e.getMessage().contains("'storage' has value 'packed'"), e.getMessage());
-    assertEquals(ops, sd.getOps().size());
   }
 }

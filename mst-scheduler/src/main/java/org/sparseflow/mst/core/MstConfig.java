@@ -9,7 +9,6 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.nd4j.shade.jackson.databind.JsonNode;
-import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.ops.pattern.MaskPattern;
@@ -60,14 +59,7 @@ public final class MstConfig {
   private long seed = 42;
   private AttentionSchedule attention = AttentionSchedule.dense();
 
-  static ObjectMapper json() {
-    return MstConfigIO.JSON;
-  }
-
-  /**
-   * Validates every field and returns this; IllegalArgumentException names the field, value and
-   * what is allowed.
-   */
+  /** Validates every field and returns this; errors name the field, value and what is allowed. */
   public MstConfig validate() {
     if (schedule == null) {
       throw Args.bad("schedule", null, "a sparsity schedule");
@@ -179,6 +171,13 @@ public final class MstConfig {
       }
       c.deltaT = dt;
     }
+    return c.validate();
+  }
+
+  /** Copy aimed at another final density: {@link SparsitySchedule#withFinalDensity}'s rule. */
+  public MstConfig withTargetDensity(double density) {
+    MstConfig c = copy();
+    c.schedule = schedule.withFinalDensity(density);
     return c.validate();
   }
 

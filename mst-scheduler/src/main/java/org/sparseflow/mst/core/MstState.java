@@ -115,7 +115,7 @@ public final class MstState {
 
   public String toJson() {
     try {
-      return MstConfig.json().writeValueAsString(this);
+      return MstConfigIO.JSON.writeValueAsString(this);
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
@@ -127,7 +127,7 @@ public final class MstState {
 
   public static MstState fromJson(String json) {
     try {
-      MstState s = MstConfig.json().readValue(json, MstState.class);
+      MstState s = MstConfigIO.JSON.readValue(json, MstState.class);
       if (s.version != 1) {
         throw Args.bad("MstState.version", s.version, "1");
       }

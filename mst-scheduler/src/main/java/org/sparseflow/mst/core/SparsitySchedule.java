@@ -121,6 +121,33 @@ public final class SparsitySchedule {
     return c.validate();
   }
 
+  /**
+   * Copy for another target: the final density (1 - finalSparsity) becomes {@code density}, and
+   * every level keeps its density's ratio to the final one, so the ultra-sparse phase stays as much
+   * sparser than the end of the run as the preset made it (a dense level, density 1, stays dense,
+   * and no level gets denser than 1). Phase boundaries, shapes and the warm-up's start are
+   * unchanged. This is the rule by which one preset serves any target density.
+   */
+  public SparsitySchedule withFinalDensity(double density) {
+    if (!(density > 0.0 && density <= 1.0)) {
+      throw Args.bad("density", density, "a final density in (0, 1]");
+    }
+    double factor = density / (1.0 - finalSparsity); // finalSparsity < 1 (validated)
+    SparsitySchedule c = copy();
+    c.initialSparsity = scaledSparsity(initialSparsity, factor);
+    c.ultraSparsity = scaledSparsity(ultraSparsity, factor);
+    c.finalSparsity = 1.0 - density;
+    return c.validate();
+  }
+
+  /** The sparsity whose density is this one's times factor (dense stays dense, at most 1). */
+  private static double scaledSparsity(double sparsity, double factor) {
+    if (sparsity == 0.0) {
+      return 0.0;
+    }
+    return Math.max(0.0, 1.0 - Math.min(1.0, (1.0 - sparsity) * factor));
+  }
+
   public SparsitySchedule copy() {
     SparsitySchedule c = new SparsitySchedule();
     c.totalSteps = totalSteps;

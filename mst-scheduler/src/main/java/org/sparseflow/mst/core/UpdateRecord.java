@@ -37,7 +37,7 @@ public final class UpdateRecord {
 
   public String toJsonLine() {
     try {
-      return MstConfig.json()
+      return MstConfigIO.JSON
           .writer()
           .without(SerializationFeature.INDENT_OUTPUT)
           .writeValueAsString(this);
@@ -48,7 +48,7 @@ public final class UpdateRecord {
 
   public static UpdateRecord fromJson(String line) {
     try {
-      return MstConfig.json().readValue(line, UpdateRecord.class);
+      return MstConfigIO.JSON.readValue(line, UpdateRecord.class);
     } catch (IOException e) {
       throw new IllegalArgumentException("invalid MST log line: " + e.getMessage(), e);
     }

@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.backend.Backends;
+import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
@@ -119,6 +120,30 @@ public final class SparseFlowOps {
     int blockSize = pattern.getKind() == MaskPattern.Kind.BLOCK ? pattern.getBlockSize() : 0;
     SDVariable out =
         new SparseMatmulOp(sd, x, w, mask, bias, blockSize, denseWeightGrad).outputVariable();
+    return name == null ? out : sd.updateVariableNameAndReference(out, name);
+  }
+
+  /**
+   * y = x W [+ bias] with W held as its kept blocks only ({@code packed} [kept b, b], the graph's
+   * trainable weight; {@link PackedMatmulOp}); {@code name} (when not null) names the output. Needs
+   * the backend that runs SparseFlow's Java ops.
+   */
+  public static SDVariable packedMatmul(
+      SameDiff sd,
+      String name,
+      SDVariable x,
+      SDVariable packed,
+      PackedLayout layout,
+      SDVariable bias) {
+    if (layout == null) {
+      throw new IllegalArgumentException("layout = null; allowed: a PackedLayout");
+    }
+    if (!Backends.javaKernelsRun()) {
+      throw new IllegalStateException(
+          "packed storage needs SparseFlow's Java ops, which this ND4J backend does not run;"
+              + " allowed: the CPU backend, or storage: masked");
+    }
+    SDVariable out = new PackedMatmulOp(sd, x, packed, bias, layout).outputVariable();
     return name == null ? out : sd.updateVariableNameAndReference(out, name);
   }
 

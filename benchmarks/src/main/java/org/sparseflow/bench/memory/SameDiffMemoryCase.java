@@ -1,0 +1,130 @@
+package org.sparseflow.bench.memory;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.nd4j.autodiff.samediff.SDVariable;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.examples.data.BatchSampler;
+import org.sparseflow.examples.data.CharTokenizer;
+import org.sparseflow.examples.data.Corpus;
+import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.layers.config.DensityDistribution;
+import org.sparseflow.layers.config.SparsityConfig;
+import org.sparseflow.layers.sparsify.Sparsify;
+
+/**
+ * The SameDiff GPT ({@link SameDiffGpt}) in one case of the memory suite: dense, or with its
+ * attention and MLP weights rewritten by {@code Sparsify.apply} in masked storage (dense W plus a
+ * 0/1 mask constant) or packed storage (a variable of the kept blocks only). Trains a few Adam
+ * steps and counts:
+ *
+ * <ul>
+ *   <li>param bytes: the trainable variables' arrays, plus the mask constants of masked storage
+ *       (model state the graph keeps in memory and saves);
+ *   <li>grad bytes: one gradient per trainable variable (SameDiff computes each in full);
+ *   <li>optimizer bytes: Adam's {@code stateSize(n)} (2n) per trainable variable;
+ *   <li>checkpoint bytes: {@code SameDiff.save(file, true)} (with the updater state);
+ *   <li>peaks: as in {@link MemoryCase.PeakSampler}.
+ * </ul>
+ *
+ * {@code scope=sparse} counts the weights the sparse cases make sparse (and their masks or packed
+ * values), {@code scope=model} every variable.
+ */
+final class SameDiffMemoryCase {
+
+  /** The weights the sparse cases rewrite: q, k, v, o projections and the MLP of every block. */
+  static final String SPARSE_WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+
+  private static final Pattern IN_SCOPE = Pattern.compile(SPARSE_WEIGHTS + "(_packed|_mask)?");
+
+  private SameDiffMemoryCase() {}
+
+  static Map<String, String> run(
+      MemoryCase.Size size, String storage, String pattern, double density, int steps, long seed)
+      throws Exception {
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put("storage", storage);
+    out.put("pattern", storage.equals("dense") ? "dense" : pattern);
+    out.put("density", String.valueOf(storage.equals("dense") ? 1.0 : density));
+    SameDiff sd;
+    try (MemoryCase.PeakSampler peak = new MemoryCase.PeakSampler()) {
+      Corpus corpus = Corpus.bundled();
+      CharTokenizer tok = CharTokenizer.fit(corpus.text());
+      int[] tokens = tok.encode(corpus.text());
+      GptConfig c = size.config(tok.vocabSize(), seed);
+      sd = SameDiffGpt.build(c, new Adam(1e-3));
+      if (!storage.equals("dense")) {
+        Sparsify.apply(config(storage, pattern, density, seed), sd);
+      }
+      BatchSampler sampler = new BatchSampler(tokens, size.batch(), size.context(), seed);
+      double minMs = Double.MAX_VALUE;
+      for (int s = 0; s < steps; s++) {
+        var batch = SameDiffGpt.batch(sampler.windows(s));
+        long t0 = System.nanoTime();
+        sd.fit(batch);
+        minMs = Math.min(minMs, (System.nanoTime() - t0) / 1e6);
+      }
+      out.put("min_step_ms", String.format(Locale.ROOT, "%.0f", minMs));
+      File f = Files.createTempFile("sparseflow-memory", ".sd").toFile();
+      try {
+        sd.save(f, true);
+        out.put("checkpoint_bytes", String.valueOf(f.length()));
+      } finally {
+        Files.deleteIfExists(f.toPath());
+      }
+      peak.stop();
+      out.put(
+          "peak_offheap_mb", String.format(Locale.ROOT, "%.1f", peak.peakTracked() / 1048576.0));
+      out.put("peak_rss_mb", String.format(Locale.ROOT, "%.1f", peak.peakRss() / 1048576.0));
+    }
+    count(sd, true, out, "sparse");
+    count(sd, false, out, "model");
+    return out;
+  }
+
+  /** The Sparsify settings of a sparse case: every block's weights at one density. */
+  static SparsityConfig config(String storage, String pattern, double density, long seed) {
+    SparsityConfig sc = new SparsityConfig();
+    sc.setPattern(pattern);
+    sc.setSparsity(1.0 - density);
+    sc.setStorage(storage);
+    sc.setDistribution(DensityDistribution.UNIFORM);
+    sc.setKeepFirstDense(false);
+    sc.setKeepLastDense(false);
+    sc.setInclude(List.of(SPARSE_WEIGHTS));
+    sc.setSeed(seed);
+    return sc;
+  }
+
+  private static void count(SameDiff sd, boolean sparseOnly, Map<String, String> out, String key) {
+    long param = 0, grad = 0, opt = 0;
+    Adam adam = new Adam(1e-3);
+    for (SDVariable v : sd.variables()) {
+      boolean trainable = v.getVariableType() == VariableType.VARIABLE;
+      boolean mask = v.getVariableType() == VariableType.CONSTANT && v.name().endsWith("_mask");
+      if ((!trainable && !mask) || (sparseOnly && !IN_SCOPE.matcher(v.name()).matches())) {
+        continue;
+      }
+      INDArray a = v.getArr();
+      long n = a.length();
+      long bytes = n * a.data().getElementSize();
+      param += bytes;
+      if (trainable) {
+        grad += bytes;
+        opt += adam.stateSize(n) * a.data().getElementSize();
+      }
+    }
+    out.put(key + "_param_bytes", String.valueOf(param));
+    out.put(key + "_grad_bytes", String.valueOf(grad));
+    out.put(key + "_optimizer_bytes", String.valueOf(opt));
+  }
+}

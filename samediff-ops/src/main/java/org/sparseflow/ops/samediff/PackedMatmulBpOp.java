@@ -1,0 +1,96 @@
+package org.sparseflow.ops.samediff;
+
+import com.google.auto.service.AutoService;
+import java.util.List;
+import org.nd4j.autodiff.samediff.SDVariable;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.api.shape.LongShapeDescriptor;
+import org.sparseflow.ops.packed.PackedLayout;
+
+/**
+ * Backward of {@link PackedMatmulOp}, op {@value #OP_NAME}. Inputs: x, packed, [bias], dy. Outputs:
+ * dx, dPacked (the kept blocks' gradient, packed like the values), [dBias]. iArgs: as the forward
+ * op's.
+ */
+@AutoService(JavaKernelOp.class)
+public class PackedMatmulBpOp extends BaseJavaKernelOp {
+
+  public static final String OP_NAME = "sparseflow_packed_matmul_bp";
+
+  static {
+    SparseFlowOps.registerAll();
+  }
+
+  private transient PackedLayout layout;
+
+  public PackedMatmulBpOp() {}
+
+  public PackedMatmulBpOp(
+      SameDiff sd,
+      SDVariable x,
+      SDVariable packed,
+      SDVariable bias,
+      SDVariable dy,
+      PackedLayout layout) {
+    super(
+        sd,
+        bias == null ? new SDVariable[] {x, packed, dy} : new SDVariable[] {x, packed, bias, dy});
+    addIArgument(PackedMatmulKernels.iArgs(layout));
+    this.layout = layout;
+  }
+
+  @Override
+  public String opName() {
+    return OP_NAME;
+  }
+
+  private PackedLayout layout() {
+    if (layout == null) {
+      layout = PackedMatmulKernels.layout(iArgs(), OP_NAME);
+    }
+    return layout;
+  }
+
+  private boolean hasBias() {
+    return args().length > 3;
+  }
+
+  @Override
+  public int getNumOutputs() {
+    return hasBias() ? 3 : 2;
+  }
+
+  @Override
+  public List<LongShapeDescriptor> calculateOutputShapeJava(List<INDArray> inputs) {
+    PackedMatmulKernels.checkInputs(inputs, layout(), 3, "x, packed, [bias], dy");
+    List<LongShapeDescriptor> out =
+        list(
+            shapeOf(inputs.get(0).shape(), inputs.get(0).dataType()),
+            shapeOf(inputs.get(1).shape(), inputs.get(1).dataType()));
+    if (inputs.size() > 3) {
+      out.add(shapeOf(inputs.get(2).shape(), inputs.get(2).dataType()));
+    }
+    return out;
+  }
+
+  @Override
+  public void execJava(List<INDArray> inputs, List<INDArray> outputs) {
+    PackedMatmulKernels.checkInputs(inputs, layout(), 3, "x, packed, [bias], dy");
+    boolean bias = inputs.size() > 3;
+    PackedMatmulKernels.backward(
+        inputs.get(0),
+        inputs.get(1),
+        inputs.get(bias ? 3 : 2),
+        layout(),
+        outputs.get(0),
+        outputs.get(1),
+        bias ? outputs.get(2) : null);
+  }
+
+  @Override
+  public List<SDVariable> doDiff(List<SDVariable> grads) {
+    throw new UnsupportedOperationException(
+        OP_NAME + " has no gradient (second derivatives are not supported)");
+  }
+}
