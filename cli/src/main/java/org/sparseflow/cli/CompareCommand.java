@@ -39,12 +39,7 @@ public final class CompareCommand implements Callable<Integer> {
       description = "Model (default: ${DEFAULT-VALUE}).")
   String model = "gpt-mini";
 
-  @Option(
-      names = "--corpus",
-      paramLabel = "<file>",
-      description =
-          "UTF-8 text file, or bundled:state-of-the-union (default: the bundled" + " Moby-Dick).")
-  String corpus;
+  @Mixin RunOptions.Corpus corpusOption;
 
   @Option(
       names = "--sparsity",
@@ -59,10 +54,7 @@ public final class CompareCommand implements Callable<Integer> {
               + " 2-core CPU).")
   int steps = Comparison.DEFAULT_STEPS;
 
-  @Option(
-      names = "--seed",
-      description = "Random seed, any 64-bit integer (default: ${DEFAULT-VALUE}).")
-  long seed = 42;
+  @Mixin RunOptions.Seed seedOption;
 
   @Mixin BatchOptions batch;
 
@@ -83,10 +75,7 @@ public final class CompareCommand implements Callable<Integer> {
       description = "Validation every N steps, 1..10000000 (default: steps/10).")
   Integer evalEvery;
 
-  @Option(
-      names = "--eval-windows",
-      description = "Validation windows per evaluation, 1..100000 (default: ${DEFAULT-VALUE}).")
-  int evalWindows = 64;
+  @Mixin RunOptions.EvalWindows evalWindowsOption;
 
   @Option(
       names = "--out",
@@ -99,19 +88,16 @@ public final class CompareCommand implements Callable<Integer> {
   @Option(names = "--no-simulate", description = "Skip the dataflow simulation.")
   boolean noSimulate;
 
-  @Option(
-      names = "--plain-progress",
-      description = "Print plain progress lines even on a terminal.")
-  boolean plainProgress;
+  @Mixin RunOptions.PlainProgress plainProgressOption;
 
   @Override
   public Integer call() throws Exception {
     Comparison.Options o = new Comparison.Options();
     o.model = model;
-    o.corpus = corpus;
+    o.corpus = corpusOption.corpus;
     o.sparsity = sparsity;
     o.steps = steps;
-    o.seed = seed;
+    o.seed = seedOption.seed;
     o.batchSize = batch.batchSize;
     o.contextLength = batch.contextLength;
     o.learningRate = batch.learningRate;
@@ -121,14 +107,18 @@ public final class CompareCommand implements Callable<Integer> {
     o.density = density.density;
     o.denseLearningRates = denseLearningRates == null ? List.of() : denseLearningRates;
     o.evalEvery = evalEvery == null ? Math.max(1, steps / 10) : evalEvery;
-    o.evalWindows = evalWindows;
+    o.evalWindows = evalWindowsOption.evalWindows;
     o.simulate = !noSimulate;
     Path dir = out != null ? out : RunDirectory.defaultPath("compare");
     o.suffixOnCollision = out == null;
     var stdout = spec.commandLine().getOut();
     Comparison comparison =
         new Comparison(
-            o, dir, stdout, System.err, !plainProgress && ProgressBar.stderrIsTerminal());
+            o,
+            dir,
+            stdout,
+            System.err,
+            !plainProgressOption.plainProgress && ProgressBar.stderrIsTerminal());
     Comparison.Outcome outcome = Shutdown.guardComparison(comparison);
     return outcome.interrupted() ? SparseFlowCli.EXIT_INTERRUPTED : 0;
   }

@@ -45,12 +45,7 @@ public final class TrainCommand implements Callable<Integer> {
               + " ${DEFAULT-VALUE}).")
   String model = "gpt-mini";
 
-  @Option(
-      names = "--corpus",
-      paramLabel = "<file>",
-      description =
-          "UTF-8 text file, or bundled:state-of-the-union (default: the bundled" + " Moby-Dick).")
-  String corpus;
+  @Mixin RunOptions.Corpus corpusOption;
 
   @Option(
       names = "--sparsity",
@@ -64,10 +59,7 @@ public final class TrainCommand implements Callable<Integer> {
       description = "Training steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int steps = 2000;
 
-  @Option(
-      names = "--seed",
-      description = "Random seed, any 64-bit integer (default: ${DEFAULT-VALUE}).")
-  long seed = 42;
+  @Mixin RunOptions.Seed seedOption;
 
   @Option(
       names = "--out",
@@ -102,20 +94,14 @@ public final class TrainCommand implements Callable<Integer> {
       description = "Validation every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int evalEvery = 100;
 
-  @Option(
-      names = "--eval-windows",
-      description = "Validation windows per evaluation, 1..100000 (default: ${DEFAULT-VALUE}).")
-  int evalWindows = 64;
+  @Mixin RunOptions.EvalWindows evalWindowsOption;
 
   @Option(
       names = "--checkpoint-every",
       description = "Checkpoint every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int checkpointEvery = 200;
 
-  @Option(
-      names = "--plain-progress",
-      description = "Print plain progress lines even on a terminal.")
-  boolean plainProgress;
+  @Mixin RunOptions.PlainProgress plainProgressOption;
 
   @Override
   public Integer call() throws Exception {
@@ -123,7 +109,8 @@ public final class TrainCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     out.println("run directory: " + trainer.runDirectory().path());
     out.flush();
-    trainer.progress(System.err, !plainProgress && ProgressBar.stderrIsTerminal(), "");
+    trainer.progress(
+        System.err, !plainProgressOption.plainProgress && ProgressBar.stderrIsTerminal(), "");
     Trainer.Result r = Shutdown.guard(trainer, trainer::run);
     out.println(
         String.format(
@@ -176,14 +163,14 @@ public final class TrainCommand implements Callable<Integer> {
     } else {
       c = new TrainConfig();
       c.model = model;
-      c.corpus = corpus == null ? Corpus.BUNDLED_NAME : corpus;
+      c.corpus = corpusOption.corpus == null ? Corpus.BUNDLED_NAME : corpusOption.corpus;
       c.sparsity = sparsity;
       c.steps = steps;
-      c.seed = seed;
+      c.seed = seedOption.seed;
       batch.applyTo(c);
       c.mstDensity = density.density;
       c.evalEvery = evalEvery;
-      c.evalWindows = evalWindows;
+      c.evalWindows = evalWindowsOption.evalWindows;
       c.checkpointEvery = checkpointEvery;
     }
     // a default name that is taken (two runs in the same second) gets a -2, -3, ... suffix

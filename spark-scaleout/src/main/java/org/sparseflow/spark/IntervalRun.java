@@ -4,6 +4,8 @@ import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.deeplearning4j.nn.api.Model;
 
 /**
@@ -81,6 +83,26 @@ final class IntervalRun {
 
   void record(SparkMstTrainer.IntervalLog entry) {
     log.add(entry);
+  }
+
+  /**
+   * Ends interval {@code i} on the driver after its training: re-applies the masks, runs MST's
+   * interval step over {@code deltaT} steps with the dense gradients from {@code gradients}, and
+   * records the log entry it returns ({@code workers}: the executors' audit, or null).
+   */
+  SparkMstTrainer.IntervalLog end(
+      Model net,
+      int i,
+      int deltaT,
+      double score,
+      Supplier<Map<String, float[]>> gradients,
+      MaskAudit.Summary workers) {
+    long leaked = reapplyMasks(net);
+    DriverMst.IntervalResult res = mst.intervalDone(net, deltaT, score, gradients);
+    SparkMstTrainer.IntervalLog entry =
+        new SparkMstTrainer.IntervalLog(i, score, leaked, res, workers);
+    record(entry);
+    return entry;
   }
 
   /** Saves a checkpoint after interval {@code i} when one is due ({@code done} ran before it). */

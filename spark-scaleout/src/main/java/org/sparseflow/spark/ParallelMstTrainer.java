@@ -152,20 +152,18 @@ public final class ParallelMstTrainer extends IntervalMstTrainer<Model, Parallel
           net.setListeners(own);
         }
         double score = net.score();
-        long leaked = IntervalRun.reapplyMasks(net);
         List<DataSet> gradData =
             chunk.subList(Math.max(0, chunk.size() - gradientBatches), chunk.size());
-        DriverMst.IntervalResult res =
-            mst.intervalDone(
+        SparkMstTrainer.IntervalLog entry =
+            run.end(
                 net,
+                i,
                 deltaT,
                 score,
                 () ->
                     DenseGradients.local(
-                        net, mst.core().config(), gradData.iterator(), gradientBatches));
-        SparkMstTrainer.IntervalLog entry =
-            new SparkMstTrainer.IntervalLog(i, score, leaked, res, null);
-        run.record(entry);
+                        net, mst.core().config(), gradData.iterator(), gradientBatches),
+                null);
         LOG.info("parallel-wrapper MST {}", entry);
         run.checkpointIfDue(net, i, done);
       }

@@ -253,18 +253,17 @@ public final class SparkMstTrainer extends IntervalMstTrainer<MultiLayerNetwork,
         // parameter averaging reports the workers' mean score on the Spark wrapper, gradient
         // sharing on the network
         double score = spark.getScore() != 0.0 ? spark.getScore() : net.score();
-        long leaked = IntervalRun.reapplyMasks(net);
         final JavaRDD<DataSet> gradData = chunk;
-        DriverMst.IntervalResult res =
-            mst.intervalDone(
+        IntervalLog entry =
+            run.end(
                 net,
+                i,
                 deltaT,
                 score,
                 () ->
                     DenseGradients.spark(
-                        sc, gradData, net, mst.core().config(), gradientBatchesPerPartition));
-        IntervalLog entry = new IntervalLog(i, score, leaked, res, workers);
-        run.record(entry);
+                        sc, gradData, net, mst.core().config(), gradientBatchesPerPartition),
+                workers);
         LOG.info("spark MST {}", entry);
         run.checkpointIfDue(net, i, done);
       }

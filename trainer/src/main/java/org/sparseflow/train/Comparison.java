@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.node.ArrayNode;
@@ -83,7 +82,7 @@ public final class Comparison implements Stoppable {
   private final PrintWriter out;
   private final PrintStream progress;
   private final boolean interactive;
-  private final CountDownLatch finished = new CountDownLatch(1);
+  private final FinishLatch finished = new FinishLatch();
   private volatile boolean stopRequested;
   private volatile Trainer current;
 
@@ -111,11 +110,7 @@ public final class Comparison implements Stoppable {
   }
 
   public Outcome run() throws IOException {
-    try {
-      return doRun();
-    } finally {
-      finished.countDown();
-    }
+    return finished.run(this::doRun);
   }
 
   private TrainConfig config(String sparsity, double learningRate) {

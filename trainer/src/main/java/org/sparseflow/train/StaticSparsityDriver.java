@@ -14,6 +14,7 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsified;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.layers.sparsify.SparsifyReport;
+import org.sparseflow.mst.core.FlopCounter;
 
 /**
  * A fixed sparsity configuration (a SparsityConfig YAML/JSON without an {@code mst} section)
@@ -21,14 +22,12 @@ import org.sparseflow.layers.sparsify.SparsifyReport;
  * weighted density of the layers it made sparse together with those left dense; FLOPs use the GPT
  * FLOP model at each weight's density.
  */
-public final class StaticSparsityDriver implements SparsityDriver {
+public final class StaticSparsityDriver extends FixedFlopsDriver {
 
   private final SparsityConfig config;
   private final String label;
   private final Map<String, Double> densities = new LinkedHashMap<>();
   private double density = 1.0;
-  private double flopsPerStep;
-  private boolean exact;
 
   public StaticSparsityDriver(SparsityConfig config, String label) {
     this.config = config;
@@ -72,29 +71,13 @@ public final class StaticSparsityDriver implements SparsityDriver {
   }
 
   @Override
-  public void attach(TrainableModel model, TrainConfig c) {
-    var gpt = GptFlops.architecture(c, model.vocabSize());
-    if (gpt != null) {
-      flopsPerStep = GptFlops.counter(gpt, c.batchSize).stepFlops(densities, null, Set.of());
-      exact = true;
-    } else {
-      flopsPerStep = 6.0 * model.parameterCount() * density * c.batchSize * c.contextLength;
-    }
+  double gptStepFlops(FlopCounter counter) {
+    return counter.stepFlops(densities, null, Set.of());
   }
 
   @Override
   public double density() {
     return density;
-  }
-
-  @Override
-  public double stepFlops(long step) {
-    return flopsPerStep;
-  }
-
-  @Override
-  public boolean flopsAreEstimate() {
-    return !exact;
   }
 
   @Override

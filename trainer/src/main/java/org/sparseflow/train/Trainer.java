@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
@@ -58,7 +57,7 @@ public final class Trainer implements Stoppable {
   private final RunDirectory dir;
   private final Checkpoint.State state;
   private final List<StepListener> listeners = new ArrayList<>();
-  private final CountDownLatch finished = new CountDownLatch(1);
+  private final FinishLatch finished = new FinishLatch();
   private Double testLoss;
   private volatile boolean stopRequested;
   private PrintStream progressOut = System.err;
@@ -111,11 +110,7 @@ public final class Trainer implements Stoppable {
   }
 
   public Result run() throws IOException {
-    try {
-      return loop();
-    } finally {
-      finished.countDown();
-    }
+    return finished.run(this::loop);
   }
 
   private Result loop() throws IOException {

@@ -184,8 +184,8 @@ public final class Sectioner {
       inSection.add(o.id());
     }
     Map<Integer, Boolean> seen = new HashMap<>();
-    double resident = 0, buffers = 0, in = 0, outB = 0, setup = 0, network = 0;
-    int mus = 0, stages = 0;
+    Tally sum = new Tally();
+    int stages = 0;
     for (OpNode op : ops) {
       if (op.kind() != OpKind.LAYOUT) {
         stages++;
@@ -195,35 +195,29 @@ public final class Sectioner {
         boolean internal = p != null && inSection.contains(p.id());
         boolean res = resident(op, t);
         if (internal) {
-          network += t.bytes();
+          sum.network += t.bytes();
         }
         if (seen.putIfAbsent(t.id(), Boolean.TRUE) != null) {
           continue;
         }
         if (res) {
-          double b = t.bytes() / split;
-          resident += b;
-          mus += units(b);
+          sum.keep(t.bytes() / split);
           if (!internal) {
             boolean param =
                 t.kind() == TensorKind.WEIGHT
                     || t.kind() == TensorKind.OPTIMIZER_STATE
                     || t.kind() == TensorKind.WEIGHT_GRAD;
             if (param) {
-              setup += t.bytes() / split;
+              sum.setup += t.bytes() / split;
             } else {
-              in += t.bytes();
+              sum.in += t.bytes();
             }
           }
         } else if (internal) {
-          double b = chip.bufferDepth() * tile(t);
-          buffers += b;
-          mus += units(b);
+          sum.buffer(chip.bufferDepth() * tile(t));
         } else {
-          double b = 2 * tile(t);
-          buffers += b;
-          mus += units(b);
-          in += op.readBytes(t);
+          sum.buffer(2 * tile(t));
+          sum.in += op.readBytes(t);
         }
       }
       for (Tensor t : op.outputs()) {
@@ -241,32 +235,52 @@ public final class Sectioner {
           continue;
         }
         if (res) {
-          double b = t.bytes() / split;
-          resident += b;
-          mus += units(b);
+          sum.keep(t.bytes() / split);
           // gradient accumulator across micro-batches: read before, written after streaming
           if (leaves) {
-            setup += 2 * t.bytes() / split;
+            sum.setup += 2 * t.bytes() / split;
           }
-        } else {
-          if (leaves) {
-            outB += t.bytes() / split;
-            double b = 2 * tile(t) / split;
-            buffers += b;
-            mus += units(b);
-          }
-          if (!allInside || cons.isEmpty()) {
-            continue;
-          }
-          // internal edges get their buffer at the consumer side (counted when the consumer reads
-          // it)
+        } else if (leaves) {
+          sum.outB += t.bytes() / split;
+          sum.buffer(2 * tile(t) / split);
         }
+        // internal edges get their buffer at the consumer side (counted when the consumer reads it)
       }
     }
     // capacity fields are per part; traffic fields are totals over all parts (streamed inputs are
     // re-read by every part of a split op, outputs and parameters are moved once in total)
     return new Footprint(
-        resident, buffers, mus, stages, in * split, outB * split, setup * split, network);
+        sum.resident,
+        sum.buffers,
+        sum.mus,
+        stages,
+        sum.in * split,
+        sum.outB * split,
+        sum.setup * split,
+        sum.network);
+  }
+
+  /** The running totals of {@link #footprint}. */
+  private final class Tally {
+    double resident;
+    double buffers;
+    double in;
+    double outB;
+    double setup;
+    double network;
+    int mus;
+
+    /** A resident tensor part of {@code bytes}: kept on chip in memory units of its own. */
+    void keep(double bytes) {
+      resident += bytes;
+      mus += units(bytes);
+    }
+
+    /** A streaming buffer of {@code bytes} in memory units of its own. */
+    void buffer(double bytes) {
+      buffers += bytes;
+      mus += units(bytes);
+    }
   }
 
   /** Places a section: compute units in proportion to FLOPs/efficiency, memory units to buffers. */

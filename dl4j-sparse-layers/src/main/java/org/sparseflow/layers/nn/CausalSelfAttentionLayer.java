@@ -9,9 +9,7 @@ import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
-import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
 import org.deeplearning4j.nn.conf.layers.InputTypeUtil;
-import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.sparseflow.ops.pattern.PatternSpec;
 
@@ -339,7 +337,7 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
   // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
   // override, which gives callers the layer's own type, as an unchecked conversion on the class.
   @SuppressWarnings("unchecked")
-  public static class Builder extends FeedForwardLayer.Builder<Builder> {
+  public static class Builder extends RecurrentLayerBuilder<Builder> {
     private int nHeads = 1;
     private String attentionPattern = "dense";
     private int blockSize = 16;
@@ -349,11 +347,6 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
     private int[][] projectionLayouts;
     private long layoutSeed = 12345L;
     private boolean hasBias = true;
-    private RNNFormat dataFormat = RNNFormat.NCW;
-
-    public Builder() {
-      this.activationFn = new ActivationIdentity();
-    }
 
     public Builder nHeads(int nHeads) {
       this.nHeads = nHeads;
@@ -417,12 +410,6 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
 
     public Builder hasBias(boolean hasBias) {
       this.hasBias = hasBias;
-      return this;
-    }
-
-    /** Layout of input and output: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
-    public Builder dataFormat(RNNFormat dataFormat) {
-      this.dataFormat = LayerValidation.checkDataFormat(layerName, dataFormat);
       return this;
     }
 

@@ -8,7 +8,6 @@ import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
-import org.deeplearning4j.nn.layers.BaseLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
@@ -30,7 +29,7 @@ import org.sparseflow.ops.pattern.SparseMask;
 /**
  * Implementation of {@link CausalSelfAttentionLayer}; attention runs in {@link SparseAttention}.
  */
-public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionLayer>
+public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelfAttentionLayer>
     implements SparseWeightLayer, SparseAttentionLayer {
   private static final long serialVersionUID = 1L;
 
@@ -232,8 +231,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
   }
 
   private Fwd forward(boolean training, LayerWorkspaceMgr mgr) {
-    assertInputSet(false);
-    applyDropOutIfNecessary(training, mgr);
+    startForward(training, mgr);
     CausalSelfAttentionLayer c = layerConf();
     if (input.rank() != 3 || input.size(nwc() ? 2 : 1) != c.getNIn()) {
       throw new IllegalArgumentException(
@@ -281,9 +279,7 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
     cache.clear();
-    assertInputSet(false);
-    applyDropOutIfNecessary(
-        training, mgr); // before the borrowed scope: dropout borrows the same workspace
+    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
     INDArray out;
     // training: compute in the ACTIVATIONS workspace and keep the state for backprop (see
     // ForwardCache)
@@ -372,22 +368,6 @@ public class CausalSelfAttentionLayerImpl extends BaseLayer<CausalSelfAttentionL
         gradientViews.get(w),
         layerConf().hasBias() ? gradientViews.get("b" + p) : null,
         sparseProjections() ? masked.denseBuffer(w, getParam(w)) : null);
-  }
-
-  @Override
-  public void applyConstraints(int iteration, int epoch) {
-    super.applyConstraints(iteration, epoch);
-    applyMasks();
-  }
-
-  @Override
-  public boolean isPretrainLayer() {
-    return false;
-  }
-
-  @Override
-  public boolean hasBias() {
-    return layerConf().hasBias();
   }
 
   // ---------------------------------------------------------------- SparseAttentionLayer

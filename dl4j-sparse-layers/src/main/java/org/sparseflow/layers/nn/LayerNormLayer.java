@@ -7,8 +7,6 @@ import org.deeplearning4j.nn.conf.InputPreProcessor;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
-import org.deeplearning4j.nn.conf.layers.FeedForwardLayer;
-import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
 
 /**
@@ -86,6 +84,12 @@ public class LayerNormLayer extends SparseFlowFeedForwardLayer {
     return null;
   }
 
+  /** Always: the shift b is the bias. */
+  @Override
+  public boolean hasBias() {
+    return true;
+  }
+
   public double getEps() {
     return eps;
   }
@@ -137,23 +141,12 @@ public class LayerNormLayer extends SparseFlowFeedForwardLayer {
   // DL4J's Layer.Builder declares a generic <E extends Layer> E build(); javac reports the concrete
   // override, which gives callers the layer's own type, as an unchecked conversion on the class.
   @SuppressWarnings("unchecked")
-  public static class Builder extends FeedForwardLayer.Builder<Builder> {
+  public static class Builder extends RecurrentLayerBuilder<Builder> {
     private double eps = 1e-5;
-    private RNNFormat dataFormat = RNNFormat.NCW;
-
-    public Builder() {
-      this.activationFn = new ActivationIdentity();
-    }
 
     /** Added to the variance for numerical stability; > 0. */
     public Builder eps(double eps) {
       this.eps = eps;
-      return this;
-    }
-
-    /** Layout of recurrent input: NCW [minibatch, n, T] (default) or NWC [minibatch, T, n]. */
-    public Builder dataFormat(RNNFormat dataFormat) {
-      this.dataFormat = LayerValidation.checkDataFormat(layerName, dataFormat);
       return this;
     }
 

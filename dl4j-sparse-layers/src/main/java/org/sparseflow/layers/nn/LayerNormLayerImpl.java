@@ -5,7 +5,6 @@ import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
-import org.deeplearning4j.nn.layers.BaseLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
@@ -19,7 +18,7 @@ import org.sparseflow.ops.fused.RowNorm;
  * Implementation of {@link LayerNormLayer}: the DL4J glue (input checks, workspaces, gradients, the
  * forward state kept for the backward pass); the loops are in {@link LayerNormKernels}.
  */
-public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
+public class LayerNormLayerImpl extends SparseFlowLayerImpl<LayerNormLayer> {
   private static final long serialVersionUID = 1L;
 
   public LayerNormLayerImpl(NeuralNetConfiguration conf, DataType dataType) {
@@ -175,15 +174,5 @@ public class LayerNormLayerImpl extends BaseLayer<LayerNormLayer> {
     grad.gradientForVariable().put("g", gradientViews.get("g"));
     grad.gradientForVariable().put("b", gradientViews.get("b"));
     return new Pair<>(grad, mgr.leverageTo(ArrayType.ACTIVATION_GRAD, dx));
-  }
-
-  @Override
-  public boolean isPretrainLayer() {
-    return false;
-  }
-
-  @Override
-  public boolean hasBias() {
-    return true;
   }
 }

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.gradient.Gradient;
-import org.deeplearning4j.nn.layers.BaseLayer;
 import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
@@ -15,7 +14,8 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
 /** Implementation of {@link SparseDenseLayer}. */
-public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements MaskedLinearLayer {
+public class SparseDenseLayerImpl extends SparseFlowLayerImpl<SparseDenseLayer>
+    implements MaskedLinearLayer {
   private static final long serialVersionUID = 1L;
 
   private final MaskedWeights masked = new MaskedWeights(List.of("W"), List.of("M"));
@@ -63,17 +63,14 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
 
   @Override
   protected INDArray preOutput(boolean training, LayerWorkspaceMgr mgr) {
-    assertInputSet(false);
-    applyDropOutIfNecessary(training, mgr);
+    startForward(training, mgr);
     return linearForward(inputRows());
   }
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
     cache.clear();
-    assertInputSet(false);
-    applyDropOutIfNecessary(
-        training, mgr); // before the borrowed scope: dropout borrows the same workspace
+    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
     INDArray a;
     try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
       INDArray z = preOutput(training, mgr);
@@ -134,22 +131,6 @@ public class SparseDenseLayerImpl extends BaseLayer<SparseDenseLayer> implements
     weightNoiseParams.clear();
     return new Pair<>(
         g, backpropDropOutIfPresent(mgr.leverageTo(ArrayType.ACTIVATION_GRAD, toInputLayout(dx))));
-  }
-
-  @Override
-  public void applyConstraints(int iteration, int epoch) {
-    super.applyConstraints(iteration, epoch);
-    applyMasks();
-  }
-
-  @Override
-  public boolean isPretrainLayer() {
-    return false;
-  }
-
-  @Override
-  public boolean hasBias() {
-    return layerConf().hasBias();
   }
 
   // ---------------------------------------------------------------- MaskedLinearLayer

@@ -38,6 +38,9 @@ abstract class SparseFlowFeedForwardLayer extends FeedForwardLayer implements Sp
    */
   abstract Layer newImplementation(NeuralNetConfiguration conf, DataType dataType);
 
+  /** Whether the layer has bias params. */
+  public abstract boolean hasBias();
+
   @Override
   public Layer instantiate(
       NeuralNetConfiguration conf,

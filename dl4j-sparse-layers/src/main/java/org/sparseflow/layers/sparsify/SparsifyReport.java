@@ -76,20 +76,14 @@ public final class SparsifyReport {
       long weightCount,
       String reason) {
     public Entry withMeasuredDensity(double d) {
-      return new Entry(
-          name,
-          originalType,
-          resultType,
-          status,
-          pattern,
-          targetDensity,
-          d,
-          attentionPattern,
-          weightCount,
-          reason);
+      return with(d, reason);
     }
 
     public Entry withReason(String r) {
+      return with(measuredDensity, r);
+    }
+
+    private Entry with(double measured, String why) {
       return new Entry(
           name,
           originalType,
@@ -97,10 +91,10 @@ public final class SparsifyReport {
           status,
           pattern,
           targetDensity,
-          measuredDensity,
+          measured,
           attentionPattern,
           weightCount,
-          r);
+          why);
     }
   }
 

@@ -11,19 +11,13 @@ import org.sparseflow.layers.nn.SparseDenseLayer;
  * Built-in: DL4J {@link DenseLayer} (without its optional layer norm) -> {@link SparseDenseLayer}.
  */
 @AutoService(LayerSparsifier.class)
-public class DenseLayerSparsifier implements LayerSparsifier {
+public class DenseLayerSparsifier extends FeedForwardSparsifier {
 
   @Override
   public boolean supports(Layer layer, SparsityConfig config) {
     return layer != null
         && layer.getClass() == DenseLayer.class
         && !((DenseLayer) layer).hasLayerNorm();
-  }
-
-  @Override
-  public Map<String, long[]> weightShapes(Layer layer) {
-    DenseLayer d = (DenseLayer) layer;
-    return Map.of("W", new long[] {d.getNIn(), d.getNOut()});
   }
 
   @Override

@@ -62,6 +62,12 @@ public final class LayerConfigCopier {
     return set;
   }
 
+  /** Drops the masked-weight fields (pattern, density) from a layer's JSON. */
+  static void removeMaskedWeightFields(ObjectNode fields) {
+    fields.remove("pattern");
+    fields.remove("density");
+  }
+
   static ObjectMapper mapper() {
     return NeuralNetConfiguration.mapper();
   }

@@ -12,17 +12,11 @@ import org.sparseflow.layers.nn.SparseOutputLayer;
  * over).
  */
 @AutoService(LayerSparsifier.class)
-public class OutputLayerSparsifier implements LayerSparsifier {
+public class OutputLayerSparsifier extends FeedForwardSparsifier {
 
   @Override
   public boolean supports(Layer layer, SparsityConfig config) {
     return layer != null && layer.getClass() == OutputLayer.class;
-  }
-
-  @Override
-  public Map<String, long[]> weightShapes(Layer layer) {
-    OutputLayer o = (OutputLayer) layer;
-    return Map.of("W", new long[] {o.getNIn(), o.getNOut()});
   }
 
   @Override

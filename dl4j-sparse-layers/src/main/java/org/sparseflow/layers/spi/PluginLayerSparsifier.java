@@ -82,20 +82,14 @@ public class PluginLayerSparsifier implements LayerSparsifier {
           d,
           DenseLayer.class,
           n -> {
-            n.remove("pattern");
-            n.remove("density");
+            LayerConfigCopier.removeMaskedWeightFields(n);
             n.put("hasBias", d.hasBias());
             n.put("hasLayerNorm", false);
           });
     }
     if (sparseLayer instanceof SparseOutputLayer o) {
       return LayerConfigCopier.convert(
-          o,
-          OutputLayer.class,
-          n -> {
-            n.remove("pattern");
-            n.remove("density");
-          });
+          o, OutputLayer.class, LayerConfigCopier::removeMaskedWeightFields);
     }
     if (sparseLayer instanceof CausalSelfAttentionLayer a) {
       // no stock DL4J layer is causal: keep the plugin layer, drop the projection masks

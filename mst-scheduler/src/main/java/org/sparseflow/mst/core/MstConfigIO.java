@@ -64,19 +64,15 @@ final class MstConfigIO {
   }
 
   static MstConfig fromYaml(String yaml) {
-    return fromTree(
-        StrictConfigReader.readText(yaml, "<yaml string>", Format.YAML, WHAT),
-        WHAT,
-        "<yaml string>",
-        "");
+    return fromText(yaml, "<yaml string>", Format.YAML);
   }
 
   static MstConfig fromJson(String json) {
-    return fromTree(
-        StrictConfigReader.readText(json, "<json string>", Format.JSON, WHAT),
-        WHAT,
-        "<json string>",
-        "");
+    return fromText(json, "<json string>", Format.JSON);
+  }
+
+  private static MstConfig fromText(String text, String source, Format format) {
+    return fromTree(StrictConfigReader.readText(text, source, format, WHAT), WHAT, source, "");
   }
 
   /** From the opaque {@code mst} JSON tree of a SparsityConfig. */

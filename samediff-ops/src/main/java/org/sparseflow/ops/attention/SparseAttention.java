@@ -44,48 +44,10 @@ public final class SparseAttention {
    * Forward outputs: {@code out [B,H,T,D]} and the per-row log-sum-exp {@code lse [B,H,T]} of the
    * scaled scores.
    */
-  public static final class Result {
-    private final INDArray out;
-    private final INDArray lse;
-
-    public Result(INDArray out, INDArray lse) {
-      this.out = out;
-      this.lse = lse;
-    }
-
-    public INDArray out() {
-      return out;
-    }
-
-    public INDArray lse() {
-      return lse;
-    }
-  }
+  public record Result(INDArray out, INDArray lse) {}
 
   /** Gradients with respect to q, k and v, each {@code [B,H,T,D]}. */
-  public static final class Grads {
-    private final INDArray dq;
-    private final INDArray dk;
-    private final INDArray dv;
-
-    public Grads(INDArray dq, INDArray dk, INDArray dv) {
-      this.dq = dq;
-      this.dk = dk;
-      this.dv = dv;
-    }
-
-    public INDArray dq() {
-      return dq;
-    }
-
-    public INDArray dk() {
-      return dk;
-    }
-
-    public INDArray dv() {
-      return dv;
-    }
-  }
+  public record Grads(INDArray dq, INDArray dk, INDArray dv) {}
 
   /** {@code 1 / sqrt(headDim)}. */
   public static double defaultScale(long headDim) {

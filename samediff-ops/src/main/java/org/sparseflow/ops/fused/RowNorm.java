@@ -32,6 +32,25 @@ public final class RowNorm {
     return v > 0 ? 1.0 / Math.sqrt(v) : 0.0;
   }
 
+  /** Mean of the nC values of the row at offset o. */
+  private static double rowMean(double[] x, int o, int nC) {
+    double s = 0;
+    for (int c = 0; c < nC; c++) {
+      s += x[o + c];
+    }
+    return s / nC;
+  }
+
+  /** Biased variance of the nC values of the row at offset o about its mean m. */
+  private static double rowVariance(double[] x, int o, int nC, double m) {
+    double v = 0;
+    for (int c = 0; c < nC; c++) {
+      double d = x[o + c] - m;
+      v += d * d;
+    }
+    return v / nC;
+  }
+
   /** xhat of every row into {@code xh} and 1/sigma per row into {@code inv}; x is unchanged. */
   public static void normalizeFloatRows(
       float[] x, float[] xh, float[] inv, double eps, int nR, int nC) {
@@ -103,16 +122,8 @@ public final class RowNorm {
       double[] x, double[] y, double[] g, double[] bb, double eps, int nR, int nC) {
     for (int r = 0; r < nR; r++) {
       int o = r * nC;
-      double s = 0;
-      for (int c = 0; c < nC; c++) {
-        s += x[o + c];
-      }
-      double m = s / nC, v = 0;
-      for (int c = 0; c < nC; c++) {
-        double d = x[o + c] - m;
-        v += d * d;
-      }
-      double iv = inverseSigma(v / nC + eps);
+      double m = rowMean(x, o, nC);
+      double iv = inverseSigma(rowVariance(x, o, nC, m) + eps);
       for (int c = 0; c < nC; c++) {
         y[o + c] = g[c] * (x[o + c] - m) * iv + bb[c];
       }
@@ -135,16 +146,8 @@ public final class RowNorm {
       int nC) {
     for (int r = 0; r < nR; r++) {
       int o = r * nC;
-      double s = 0;
-      for (int c = 0; c < nC; c++) {
-        s += x[o + c];
-      }
-      double m = s / nC, v = 0;
-      for (int c = 0; c < nC; c++) {
-        double d = x[o + c] - m;
-        v += d * d;
-      }
-      double iv = inverseSigma(v / nC + eps), sumD = 0, sumDX = 0;
+      double m = rowMean(x, o, nC);
+      double iv = inverseSigma(rowVariance(x, o, nC, m) + eps), sumD = 0, sumDX = 0;
       for (int c = 0; c < nC; c++) {
         double d = dy[o + c], xhat = (x[o + c] - m) * iv;
         dg[c] += d * xhat;

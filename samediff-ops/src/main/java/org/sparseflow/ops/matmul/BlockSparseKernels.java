@@ -228,7 +228,8 @@ public final class BlockSparseKernels {
                 0.0),
         null,
         0,
-        0);
+        0,
+        true);
   }
 
   /**
@@ -243,24 +244,8 @@ public final class BlockSparseKernels {
    * Runs one work unit per output panel p in [0, panels): the GEMM calls for every maximal run of
    * kept blocks {@code kept.apply(p)} over [0, depth) blocks of size b (first with beta 0 when
    * overwriting, panels with no kept block cleared), then, when {@code panelOf} is given, sums the
-   * panel (rows x cols) to probe for NaN.
-   */
-  private static Probe runPanels(
-      int panels,
-      int depth,
-      int b,
-      IntFunction<IntPredicate> kept,
-      boolean overwrite,
-      RunCall call,
-      IntFunction<StridedBlas.Mat> panelOf,
-      int rows,
-      int cols) {
-    return runPanels(panels, depth, b, kept, overwrite, call, panelOf, rows, cols, true);
-  }
-
-  /**
-   * As above; {@code probe = false} skips the per-panel NaN probe (the caller probes the whole
-   * output).
+   * panel (rows x cols) to probe for NaN; {@code probe = false} skips the per-panel NaN probe (the
+   * caller probes the whole output).
    */
   private static Probe runPanels(
       int panels,
@@ -389,15 +374,9 @@ public final class BlockSparseKernels {
           }
         }
         bins.get(0).forEach(Runnable::run);
-        for (Future<?> f : futures) {
-          try {
-            f.get();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted in block-sparse kernel", e);
-          } catch (ExecutionException e) {
-            throw new IllegalStateException("block-sparse kernel failed", e.getCause());
-          }
+        RuntimeException failure = awaitAll(futures, null);
+        if (failure != null) {
+          throw failure;
         }
       } finally {
         if (switchThreads) {
@@ -446,6 +425,19 @@ public final class BlockSparseKernels {
       failure = e;
       next.set(n);
     }
+    failure = awaitAll(futures, failure);
+    if (failure != null) {
+      throw failure;
+    }
+    return workers;
+  }
+
+  /**
+   * Waits for every worker task; returns {@code failure} if not null, else the first task's failure
+   * (wrapped), else null. An interrupt ends the wait with an exception.
+   */
+  private static RuntimeException awaitAll(List<Future<?>> futures, RuntimeException failure) {
+    RuntimeException first = failure;
     for (Future<?> f : futures) {
       try {
         f.get();
@@ -453,14 +445,11 @@ public final class BlockSparseKernels {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted in block-sparse kernel", e);
       } catch (ExecutionException e) {
-        if (failure == null) {
-          failure = new IllegalStateException("block-sparse kernel failed", e.getCause());
+        if (first == null) {
+          first = new IllegalStateException("block-sparse kernel failed", e.getCause());
         }
       }
     }
-    if (failure != null) {
-      throw failure;
-    }
-    return workers;
+    return first;
   }
 }

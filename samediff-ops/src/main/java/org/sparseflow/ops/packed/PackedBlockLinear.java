@@ -1,7 +1,6 @@
 package org.sparseflow.ops.packed;
 
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.indexing.INDArrayIndex;
@@ -26,16 +25,13 @@ public final class PackedBlockLinear {
   /** Packs the kept blocks of a dense W [rows, cols] (any order) into a new [K b, b] array. */
   public static INDArray pack(INDArray dense, PackedLayout layout) {
     checkLayout(layout);
-    INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
-    packInto(dense, layout, out);
-    return out;
+    return PackedOperands.pack(dense, layout, p -> packInto(dense, layout, p));
   }
 
   /** Writes the kept blocks of dense W [rows, cols] into {@code packed} ([K b, b] or flat). */
   public static void packInto(INDArray dense, PackedLayout layout, INDArray packed) {
     checkLayout(layout);
-    PackedOperands.checkShape("dense", dense, layout.rows(), layout.cols());
-    INDArray p = asMatrix("packed", packed, layout);
+    INDArray p = PackedOperands.packOperands(dense, packed, layout);
     int b = layout.blockSize();
     for (int slot = 0; slot < layout.keptBlocks(); slot++) {
       int i = layout.blockRowOf(slot);
@@ -47,7 +43,7 @@ public final class PackedBlockLinear {
   /** The dense W [rows, cols] ('c') of packed values: kept blocks filled in, zeros elsewhere. */
   public static INDArray unpack(INDArray packed, PackedLayout layout) {
     checkLayout(layout);
-    INDArray p = asMatrix("packed", packed, layout);
+    INDArray p = PackedOperands.asMatrix("packed", packed, layout);
     INDArray dense = Nd4j.zeros(packed.dataType(), layout.rows(), layout.cols());
     int b = layout.blockSize();
     for (int slot = 0; slot < layout.keptBlocks(); slot++) {
@@ -64,28 +60,25 @@ public final class PackedBlockLinear {
    */
   public static INDArray forward(INDArray x, INDArray packed, INDArray bias, PackedLayout layout) {
     checkLayout(layout);
-    PackedOperands.checkShape("x", x, -1, layout.rows());
-    INDArray p = asMatrix("packed", packed, layout);
-    if (bias != null && bias.length() != layout.cols()) {
-      throw new IllegalArgumentException(
-          "bias has length " + bias.length() + "; allowed: " + layout.cols() + " (or null)");
-    }
+    INDArray p = PackedOperands.forwardOperands(x, packed, bias, layout);
     int n = (int) x.size(0);
     int cols = (int) layout.cols();
     INDArray y;
     if (tiled(p, layout, x)) {
       y = Nd4j.createUninitialized(DataType.FLOAT, n, cols);
       PackedPanelGemm.forward(
-          x, floats(p), layout.blockSize(), layout.panelStarts(), layout.slotBlockRows(), y);
+          x,
+          PackedOperands.floats(p),
+          layout.blockSize(),
+          layout.panelStarts(),
+          layout.slotBlockRows(),
+          y);
     } else {
       double[] ya = new double[n * cols];
-      PackedKernels.forward(doubles(x), doubles(p), ya, n, layout);
+      PackedKernels.forward(PackedOperands.doubles(x), PackedOperands.doubles(p), ya, n, layout);
       y = Nd4j.createFromArray(ya).reshape('c', n, cols).castTo(p.dataType());
     }
-    if (bias != null) {
-      y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
-    }
-    return y;
+    return PackedOperands.addBias(y, bias);
   }
 
   /**
@@ -165,10 +158,9 @@ public final class PackedBlockLinear {
       INDArray dPackedOut,
       boolean inputGrad) {
     checkLayout(layout);
-    PackedOperands.checkShape("x", x, -1, layout.rows());
-    PackedOperands.checkShape("dy", dy, x.size(0), layout.cols());
-    INDArray p = asMatrix("packed", packed, layout);
-    INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
+    INDArray[] operands = PackedOperands.backwardOperands(x, packed, dy, dPackedOut, layout);
+    INDArray p = operands[0];
+    INDArray dp = operands[1];
     int n = (int) x.size(0);
     int rows = (int) layout.rows();
     int len = (int) layout.packedLength();
@@ -177,7 +169,7 @@ public final class PackedBlockLinear {
       float[] dv =
           PackedPanelGemm.backward(
               x,
-              floats(p),
+              PackedOperands.floats(p),
               layout.blockSize(),
               layout.blockRows(),
               layout.panelStarts(),
@@ -188,15 +180,15 @@ public final class PackedBlockLinear {
       assignTo(dp, Nd4j.createFromArray(dv));
       return dx;
     }
-    double[] dya = doubles(dy);
+    double[] dya = PackedOperands.doubles(dy);
     double[] dv = new double[len];
-    PackedKernels.weightGrad(doubles(x), dya, dv, n, layout);
+    PackedKernels.weightGrad(PackedOperands.doubles(x), dya, dv, n, layout);
     assignTo(dp, Nd4j.createFromArray(dv));
     if (!inputGrad) {
       return null;
     }
     double[] dx = new double[n * rows];
-    PackedKernels.inputGrad(dya, doubles(p), dx, n, layout);
+    PackedKernels.inputGrad(dya, PackedOperands.doubles(p), dx, n, layout);
     return Nd4j.createFromArray(dx).reshape('c', n, rows).castTo(p.dataType());
   }
 
@@ -211,39 +203,13 @@ public final class PackedBlockLinear {
         && PackedPanelGemm.applies(layout.blockSize(), activations);
   }
 
-  /** The values of a (any order, any view) array row-major as a Java array. */
-  private static float[] floats(INDArray a) {
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray c = a.dataType() == DataType.FLOAT ? a : a.castTo(DataType.FLOAT);
-      INDArray d = c.dup('c');
-      float[] out = d.data().asFloat();
-      PackedOperands.release(d, c == a ? null : c);
-      return out;
-    }
-  }
-
-  /** The values of any floating array (any order, any view) row-major as doubles. */
-  private static double[] doubles(INDArray a) {
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
-      INDArray d = c.dup('c');
-      double[] out = d.data().asDouble();
-      PackedOperands.release(d, c == a ? null : c);
-      return out;
-    }
-  }
-
   /** Copies a flat temporary into the (contiguous) target and frees the temporary. */
   private static void assignTo(INDArray target, INDArray flat) {
     target.assign(flat.reshape('c', target.shape()));
     PackedOperands.release(flat);
   }
 
-  /**
-   * Frees detached temporaries at once: off-heap buffers otherwise wait for the garbage collector,
-   * and activation-sized copies pile up between collections (measured: ~140 MB more peak RSS on a
-   * d_model 512 GPT). Arrays in a workspace or views are left alone.
-   */
+  /** The block column of kept block {@code slot}: its panel. */
   private static int panelOf(PackedLayout layout, int slot) {
     int lo = 0;
     int hi = layout.blockCols() - 1;
@@ -277,13 +243,6 @@ public final class PackedBlockLinear {
   }
 
   private static void checkLayout(PackedLayout layout) {
-    if (layout == null) {
-      throw new IllegalArgumentException("layout = null is not allowed; allowed: a PackedLayout");
-    }
-  }
-
-  private static INDArray asMatrix(String name, INDArray packed, PackedLayout layout) {
-    return PackedOperands.asMatrix(
-        name, packed, layout.packedLength(), layout.packedShape(), layout);
+    PackedOperands.checkLayout(layout, "PackedLayout");
   }
 }

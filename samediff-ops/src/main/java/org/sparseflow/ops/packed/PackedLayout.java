@@ -17,7 +17,7 @@ import org.sparseflow.ops.pattern.BlockMask;
  * blocks, ascending ({@link #keptRowMajor()}): 4 bytes per kept block, against 4 bytes per weight
  * for a dense float mask.
  */
-public final class PackedLayout {
+public final class PackedLayout implements PackedShape {
   private final long rows;
   private final long cols;
   private final int b;
@@ -196,11 +196,13 @@ public final class PackedLayout {
   }
 
   /** Number of packed values: keptBlocks * b * b. */
+  @Override
   public long packedLength() {
     return (long) kept.length * b * b;
   }
 
   /** Shape of the packed array as a matrix: [keptBlocks * b, b], row-major. */
+  @Override
   public long[] packedShape() {
     return new long[] {(long) kept.length * b, b};
   }

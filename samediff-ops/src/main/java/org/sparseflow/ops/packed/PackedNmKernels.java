@@ -17,53 +17,58 @@ final class PackedNmKernels {
 
   /** yT [cols, nSamples] = (x W)^T for xT [rows, nSamples]. */
   static void forward(double[] xT, double[] v, double[] yT, int nSamples, PackedNmLayout l) {
-    int cols = (int) l.cols();
-    int n = l.n();
-    int m = l.m();
-    int groups = l.groups();
-    Parallel.rows(
-        cols,
-        (c0, c1) -> {
-          for (int c = c0; c < c1; c++) {
-            int yo = c * nSamples;
-            for (int g = 0; g < groups; g++) {
-              for (int s = 0; s < n; s++) {
-                int k = (g * n + s) * cols + c;
-                double w = v[k];
-                int xo = (g * m + l.offset(k)) * nSamples;
-                for (int i = 0; i < nSamples; i++) {
-                  yT[yo + i] += w * xT[xo + i];
-                }
-              }
-            }
+    keptByColumn(
+        l,
+        nSamples,
+        (k, xo, yo) -> {
+          double w = v[k];
+          for (int i = 0; i < nSamples; i++) {
+            yT[yo + i] += w * xT[xo + i];
           }
         });
   }
 
   /** dv [packed] = the kept entries of x^T dy. */
   static void weightGrad(double[] xT, double[] dyT, double[] dv, int nSamples, PackedNmLayout l) {
+    keptByColumn(
+        l,
+        nSamples,
+        (k, xo, dyo) -> {
+          double acc = 0;
+          for (int i = 0; i < nSamples; i++) {
+            acc += xT[xo + i] * dyT[dyo + i];
+          }
+          dv[k] = acc;
+        });
+  }
+
+  /** The work on one kept weight v[k] = W[r, c]: xo, yo the offsets of rows xT[r] and yT[c]. */
+  private interface Kept {
+    void apply(int k, int xo, int yo);
+  }
+
+  /**
+   * Applies {@code body} to every kept weight, column by column, the columns split over threads.
+   */
+  private static void keptByColumn(PackedNmLayout l, int nSamples, Kept body) {
+    Parallel.rows((int) l.cols(), (c0, c1) -> keptByColumn(l, nSamples, c0, c1, body));
+  }
+
+  /** Applies {@code body} to the kept weights of columns c0 .. c1, column by column. */
+  private static void keptByColumn(PackedNmLayout l, int nSamples, int c0, int c1, Kept body) {
     int cols = (int) l.cols();
     int n = l.n();
     int m = l.m();
     int groups = l.groups();
-    Parallel.rows(
-        cols,
-        (c0, c1) -> {
-          for (int c = c0; c < c1; c++) {
-            int dyo = c * nSamples;
-            for (int g = 0; g < groups; g++) {
-              for (int s = 0; s < n; s++) {
-                int k = (g * n + s) * cols + c;
-                int xo = (g * m + l.offset(k)) * nSamples;
-                double acc = 0;
-                for (int i = 0; i < nSamples; i++) {
-                  acc += xT[xo + i] * dyT[dyo + i];
-                }
-                dv[k] = acc;
-              }
-            }
-          }
-        });
+    for (int c = c0; c < c1; c++) {
+      int yo = c * nSamples;
+      for (int g = 0; g < groups; g++) {
+        for (int s = 0; s < n; s++) {
+          int k = (g * n + s) * cols + c;
+          body.apply(k, (g * m + l.offset(k)) * nSamples, yo);
+        }
+      }
+    }
   }
 
   /** dxT [rows, nSamples] = (dy W^T)^T. */

@@ -23,7 +23,7 @@ import org.sparseflow.ops.pattern.PatternSpec;
  * group; unused bits of the last word are zero. For 2:4 that is 2 bits per kept weight, 1 bit (1/8
  * byte) per dense weight. The kernels decode the words directly; nothing wider is materialised.
  */
-public final class PackedNmLayout {
+public final class PackedNmLayout implements PackedShape {
   private final long rows;
   private final long cols;
   private final int n;
@@ -229,11 +229,13 @@ public final class PackedNmLayout {
   }
 
   /** Number of packed values: rows / m * n * cols. */
+  @Override
   public long packedLength() {
     return (long) packedRows() * cols;
   }
 
   /** Shape of the packed array as a matrix: [rows / m * n, cols], row-major. */
+  @Override
   public long[] packedShape() {
     return new long[] {packedRows(), cols};
   }

@@ -1,7 +1,6 @@
 package org.sparseflow.ops.packed;
 
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.matmul.VectorSupport;
@@ -23,17 +22,14 @@ public final class PackedNmLinear {
   /** Packs the kept weights of a dense W [rows, cols] into a new [rows / m * n, cols] array. */
   public static INDArray pack(INDArray dense, PackedNmLayout layout) {
     checkLayout(layout);
-    INDArray out = Nd4j.createUninitialized(dense.dataType(), layout.packedShape(), 'c');
-    packInto(dense, layout, out);
-    return out;
+    return PackedOperands.pack(dense, layout, p -> packInto(dense, layout, p));
   }
 
   /** Writes the kept weights of dense W [rows, cols] into {@code packed} (matrix or flat). */
   public static void packInto(INDArray dense, PackedNmLayout layout, INDArray packed) {
     checkLayout(layout);
-    PackedOperands.checkShape("dense", dense, layout.rows(), layout.cols());
-    INDArray p = asMatrix("packed", packed, layout);
-    double[] d = doubles(dense);
+    INDArray p = PackedOperands.packOperands(dense, packed, layout);
+    double[] d = PackedOperands.doubles(dense);
     int cols = (int) layout.cols();
     double[] out = new double[(int) layout.packedLength()];
     for (int pr = 0; pr < layout.packedRows(); pr++) {
@@ -47,8 +43,8 @@ public final class PackedNmLinear {
   /** The dense W [rows, cols] ('c') of packed values: kept weights filled in, zeros elsewhere. */
   public static INDArray unpack(INDArray packed, PackedNmLayout layout) {
     checkLayout(layout);
-    INDArray p = asMatrix("packed", packed, layout);
-    double[] v = doubles(p);
+    INDArray p = PackedOperands.asMatrix("packed", packed, layout);
+    double[] v = PackedOperands.doubles(p);
     int cols = (int) layout.cols();
     double[] d = new double[(int) (layout.rows() * cols)];
     for (int pr = 0; pr < layout.packedRows(); pr++) {
@@ -68,29 +64,21 @@ public final class PackedNmLinear {
   public static INDArray forward(
       INDArray x, INDArray packed, INDArray bias, PackedNmLayout layout) {
     checkLayout(layout);
-    PackedOperands.checkShape("x", x, -1, layout.rows());
-    INDArray p = asMatrix("packed", packed, layout);
-    if (bias != null && bias.length() != layout.cols()) {
-      throw new IllegalArgumentException(
-          "bias has length " + bias.length() + "; allowed: " + layout.cols() + " (or null)");
-    }
+    INDArray p = PackedOperands.forwardOperands(x, packed, bias, layout);
     int ns = (int) x.size(0);
     int cols = (int) layout.cols();
     INDArray yT;
     if (vector(p, x)) {
       float[] y = new float[ns * cols];
-      PackedNmVector.forward(transposedFloats(x), floats(p), y, ns, layout);
+      PackedNmVector.forward(transposedFloats(x), PackedOperands.floats(p), y, ns, layout);
       yT = Nd4j.createFromArray(y);
     } else {
       double[] y = new double[ns * cols];
-      PackedNmKernels.forward(transposedDoubles(x), doubles(p), y, ns, layout);
+      PackedNmKernels.forward(transposedDoubles(x), PackedOperands.doubles(p), y, ns, layout);
       yT = Nd4j.createFromArray(y);
     }
     INDArray y = untranspose(yT, cols, ns, p.dataType());
-    if (bias != null) {
-      y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
-    }
-    return y;
+    return PackedOperands.addBias(y, bias);
   }
 
   /**
@@ -106,10 +94,9 @@ public final class PackedNmLinear {
       INDArray dPackedOut,
       boolean inputGrad) {
     checkLayout(layout);
-    PackedOperands.checkShape("x", x, -1, layout.rows());
-    PackedOperands.checkShape("dy", dy, x.size(0), layout.cols());
-    INDArray p = asMatrix("packed", packed, layout);
-    INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
+    INDArray[] operands = PackedOperands.backwardOperands(x, packed, dy, dPackedOut, layout);
+    INDArray p = operands[0];
+    INDArray dp = operands[1];
     int ns = (int) x.size(0);
     int rows = (int) layout.rows();
     int len = (int) layout.packedLength();
@@ -122,7 +109,7 @@ public final class PackedNmLinear {
       dv = Nd4j.createFromArray(dvA);
       if (inputGrad) {
         float[] dx = new float[ns * rows];
-        PackedNmVector.inputGrad(dyT, floats(p), dx, ns, layout);
+        PackedNmVector.inputGrad(dyT, PackedOperands.floats(p), dx, ns, layout);
         dxT = Nd4j.createFromArray(dx);
       }
     } else {
@@ -132,7 +119,7 @@ public final class PackedNmLinear {
       dv = Nd4j.createFromArray(dvA);
       if (inputGrad) {
         double[] dx = new double[ns * rows];
-        PackedNmKernels.inputGrad(dyT, doubles(p), dx, ns, layout);
+        PackedNmKernels.inputGrad(dyT, PackedOperands.doubles(p), dx, ns, layout);
         dxT = Nd4j.createFromArray(dx);
       }
     }
@@ -166,43 +153,14 @@ public final class PackedNmLinear {
   }
 
   private static float[] transposedFloats(INDArray a) {
-    return floats(a.transpose());
+    return PackedOperands.floats(a.transpose());
   }
 
   private static double[] transposedDoubles(INDArray a) {
-    return doubles(a.transpose());
-  }
-
-  /** The values of a (any order, any view) array row-major as a Java array. */
-  private static float[] floats(INDArray a) {
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray c = a.dataType() == DataType.FLOAT ? a : a.castTo(DataType.FLOAT);
-      INDArray d = c.dup('c');
-      float[] out = d.data().asFloat();
-      PackedOperands.release(d, c == a ? null : c);
-      return out;
-    }
-  }
-
-  /** The values of any floating array (any order, any view) row-major as doubles. */
-  private static double[] doubles(INDArray a) {
-    try (MemoryWorkspace ws = Nd4j.getMemoryManager().scopeOutOfWorkspaces()) {
-      INDArray c = a.dataType() == DataType.DOUBLE ? a : a.castTo(DataType.DOUBLE);
-      INDArray d = c.dup('c');
-      double[] out = d.data().asDouble();
-      PackedOperands.release(d, c == a ? null : c);
-      return out;
-    }
+    return PackedOperands.doubles(a.transpose());
   }
 
   private static void checkLayout(PackedNmLayout layout) {
-    if (layout == null) {
-      throw new IllegalArgumentException("layout = null is not allowed; allowed: a PackedNmLayout");
-    }
-  }
-
-  private static INDArray asMatrix(String name, INDArray packed, PackedNmLayout layout) {
-    return PackedOperands.asMatrix(
-        name, packed, layout.packedLength(), layout.packedShape(), layout);
+    PackedOperands.checkLayout(layout, "PackedNmLayout");
   }
 }

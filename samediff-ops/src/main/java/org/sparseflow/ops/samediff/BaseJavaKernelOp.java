@@ -28,6 +28,25 @@ public abstract class BaseJavaKernelOp extends DynamicCustomOp implements JavaKe
     super(sd, args);
   }
 
+  /** An op's name (a unique {@code sparseflow_...}) and number of outputs. */
+  protected record Spec(String name, int outputs) {}
+
+  /**
+   * This op's name and output count: a static constant of the op class, so that it is ready while
+   * the superclass constructors run (they ask for the op name).
+   */
+  protected abstract Spec spec();
+
+  @Override
+  public String opName() {
+    return spec().name();
+  }
+
+  @Override
+  public int getNumOutputs() {
+    return spec().outputs();
+  }
+
   /**
    * 64-bit FNV-1a hash of "sparseflow:" + opName, so it cannot match a libnd4j op hash by design.
    */

@@ -19,6 +19,7 @@ import org.sparseflow.ops.fused.GeluMath;
 public class FusedGeluBpOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_gelu_bp";
+  private static final Spec SPEC = new Spec(OP_NAME, 1);
 
   static {
     SparseFlowOps.registerAll();
@@ -31,13 +32,8 @@ public class FusedGeluBpOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 1;
+  protected Spec spec() {
+    return SPEC;
   }
 
   @Override

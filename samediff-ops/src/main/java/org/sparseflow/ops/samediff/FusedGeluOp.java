@@ -22,6 +22,7 @@ import org.sparseflow.ops.fused.GeluMath;
 public class FusedGeluOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_gelu";
+  private static final Spec SPEC = new Spec(OP_NAME, 1);
 
   static {
     SparseFlowOps.registerAll();
@@ -34,13 +35,8 @@ public class FusedGeluOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 1;
+  protected Spec spec() {
+    return SPEC;
   }
 
   static void checkType(String op, String what, INDArray a) {

@@ -21,6 +21,7 @@ import org.sparseflow.ops.fused.RowNorm;
 public class FusedLayerNormBpOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_layer_norm_bp";
+  private static final Spec SPEC = new Spec(OP_NAME, 3);
 
   static {
     SparseFlowOps.registerAll();
@@ -34,13 +35,8 @@ public class FusedLayerNormBpOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 3;
+  protected Spec spec() {
+    return SPEC;
   }
 
   private double eps() {

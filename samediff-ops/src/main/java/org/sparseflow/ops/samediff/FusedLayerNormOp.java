@@ -23,6 +23,7 @@ import org.sparseflow.ops.fused.RowNorm;
 public class FusedLayerNormOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_layer_norm";
+  private static final Spec SPEC = new Spec(OP_NAME, 1);
 
   static {
     SparseFlowOps.registerAll();
@@ -53,13 +54,8 @@ public class FusedLayerNormOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 1;
+  protected Spec spec() {
+    return SPEC;
   }
 
   /** The epsilon added to the variance. */

@@ -17,6 +17,8 @@ import org.sparseflow.ops.packed.PackedLayout;
 public class PackedMatmulBpOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_packed_matmul_bp";
+  // 2 outputs without a bias; getNumOutputs() adds the bias gradient when there is one
+  private static final Spec SPEC = new Spec(OP_NAME, 2);
 
   static {
     SparseFlowOps.registerAll();
@@ -41,8 +43,8 @@ public class PackedMatmulBpOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
+  protected Spec spec() {
+    return SPEC;
   }
 
   private PackedLayout layout() {

@@ -20,6 +20,7 @@ import org.sparseflow.ops.packed.PackedLayout;
 public class PackedMatmulOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_packed_matmul";
+  private static final Spec SPEC = new Spec(OP_NAME, 1);
 
   static {
     SparseFlowOps.registerAll();
@@ -37,13 +38,8 @@ public class PackedMatmulOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 1;
+  protected Spec spec() {
+    return SPEC;
   }
 
   /** The kept-block layout of the weight (from the iArgs). */

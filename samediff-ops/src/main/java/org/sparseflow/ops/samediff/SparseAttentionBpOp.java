@@ -19,6 +19,7 @@ import org.sparseflow.ops.attention.SparseAttention;
 public class SparseAttentionBpOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_sparse_attention_bp";
+  private static final Spec SPEC = new Spec(OP_NAME, 3);
 
   static {
     SparseFlowOps.registerAll();
@@ -57,13 +58,8 @@ public class SparseAttentionBpOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 3;
+  protected Spec spec() {
+    return SPEC;
   }
 
   @Override

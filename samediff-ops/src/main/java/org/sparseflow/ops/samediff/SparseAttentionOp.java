@@ -24,6 +24,7 @@ import org.sparseflow.ops.attention.SparseAttention;
 public class SparseAttentionOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_sparse_attention";
+  private static final Spec SPEC = new Spec(OP_NAME, 2);
 
   static {
     SparseFlowOps.registerAll();
@@ -54,13 +55,8 @@ public class SparseAttentionOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 2;
+  protected Spec spec() {
+    return SPEC;
   }
 
   SparseAttentionOpConfig config() {

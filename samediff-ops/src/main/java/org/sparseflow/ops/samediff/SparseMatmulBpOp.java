@@ -17,6 +17,8 @@ import org.sparseflow.ops.pattern.BlockMask;
 public class SparseMatmulBpOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_sparse_matmul_bp";
+  // 3 outputs without a bias; getNumOutputs() adds the bias gradient when there is one
+  private static final Spec SPEC = new Spec(OP_NAME, 3);
 
   static {
     SparseFlowOps.registerAll();
@@ -40,8 +42,8 @@ public class SparseMatmulBpOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
+  protected Spec spec() {
+    return SPEC;
   }
 
   private transient BlockMask layout;

@@ -18,6 +18,7 @@ import org.sparseflow.ops.pattern.BlockMask;
 public class SparseMatmulOp extends BaseJavaKernelOp {
 
   public static final String OP_NAME = "sparseflow_sparse_matmul";
+  private static final Spec SPEC = new Spec(OP_NAME, 1);
 
   static {
     SparseFlowOps.registerAll();
@@ -40,13 +41,8 @@ public class SparseMatmulOp extends BaseJavaKernelOp {
   }
 
   @Override
-  public String opName() {
-    return OP_NAME;
-  }
-
-  @Override
-  public int getNumOutputs() {
-    return 1;
+  protected Spec spec() {
+    return SPEC;
   }
 
   public int blockSize() {
