@@ -88,24 +88,22 @@ public final class PackedBlockLinear {
   public static void forwardInto(
       INDArray x, INDArray packed, INDArray bias, PackedLayout layout, INDArray y) {
     checkLayout(layout);
-    PackedOperands.checkShape("x", x, -1, layout.rows());
+    INDArray p = PackedOperands.forwardOperands(x, packed, bias, layout);
     PackedOperands.checkShape("y", y, x.size(0), layout.cols());
-    INDArray p = asMatrix("packed", packed, layout);
     if (!tiled(p, layout, x, y)) {
       INDArray r = forward(x, packed, bias, layout);
       y.assign(r);
       PackedOperands.release(r);
       return;
     }
-    if (bias != null && bias.length() != layout.cols()) {
-      throw new IllegalArgumentException(
-          "bias has length " + bias.length() + "; allowed: " + layout.cols() + " (or null)");
-    }
     PackedPanelGemm.forward(
-        x, floats(p), layout.blockSize(), layout.panelStarts(), layout.slotBlockRows(), y);
-    if (bias != null) {
-      y.addiRowVector(bias.reshape(1, layout.cols()).castTo(y.dataType()));
-    }
+        x,
+        PackedOperands.floats(p),
+        layout.blockSize(),
+        layout.panelStarts(),
+        layout.slotBlockRows(),
+        y);
+    PackedOperands.addBias(y, bias);
   }
 
   /**
@@ -120,21 +118,26 @@ public final class PackedBlockLinear {
       INDArray dPackedOut,
       INDArray dx) {
     checkLayout(layout);
-    PackedOperands.checkShape("x", x, -1, layout.rows());
-    PackedOperands.checkShape("dy", dy, x.size(0), layout.cols());
+    INDArray[] operands = PackedOperands.backwardOperands(x, packed, dy, dPackedOut, layout);
     PackedOperands.checkShape("dx", dx, x.size(0), layout.rows());
-    INDArray p = asMatrix("packed", packed, layout);
-    if (!tiled(p, layout, x, dy, dx)) {
+    if (!tiled(operands[0], layout, x, dy, dx)) {
       INDArray r = backward(x, packed, layout, dy, dPackedOut, true);
       dx.assign(r);
       PackedOperands.release(r);
       return;
     }
-    INDArray dp = asMatrix("dPackedOut", dPackedOut, layout);
+    tiledBackward(x, operands[0], operands[1], layout, dy, dx);
+  }
+
+  /**
+   * dW of the kept blocks into dp and dx = dy W^T into dx (when not null), on the tiled kernels.
+   */
+  private static void tiledBackward(
+      INDArray x, INDArray p, INDArray dp, PackedLayout layout, INDArray dy, INDArray dx) {
     float[] dv =
         PackedPanelGemm.backward(
             x,
-            floats(p),
+            PackedOperands.floats(p),
             layout.blockSize(),
             layout.blockRows(),
             layout.panelStarts(),
@@ -166,18 +169,7 @@ public final class PackedBlockLinear {
     int len = (int) layout.packedLength();
     if (tiled(p, layout, x, dy)) {
       INDArray dx = inputGrad ? Nd4j.createUninitialized(DataType.FLOAT, n, rows) : null;
-      float[] dv =
-          PackedPanelGemm.backward(
-              x,
-              PackedOperands.floats(p),
-              layout.blockSize(),
-              layout.blockRows(),
-              layout.panelStarts(),
-              layout.slotBlockRows(),
-              dy,
-              dx,
-              true);
-      assignTo(dp, Nd4j.createFromArray(dv));
+      tiledBackward(x, p, dp, layout, dy, dx);
       return dx;
     }
     double[] dya = PackedOperands.doubles(dy);
