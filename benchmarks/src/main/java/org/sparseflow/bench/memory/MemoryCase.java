@@ -1,6 +1,7 @@
 package org.sparseflow.bench.memory;
 
 import java.io.File;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -184,13 +185,10 @@ final class MemoryCase {
         minMs = Math.min(minMs, (System.nanoTime() - t0) / 1e6);
       }
       out.put("min_step_ms", String.format(Locale.ROOT, "%.0f", minMs));
-      File f = Files.createTempFile("sparseflow-memory", ".zip").toFile();
-      try {
-        ModelSerializer.writeModel(net, f, true);
-        out.put("checkpoint_bytes", String.valueOf(f.length()));
-      } finally {
-        Files.deleteIfExists(f.toPath());
-      }
+      ComputationGraph saved = net;
+      out.put(
+          "checkpoint_bytes",
+          String.valueOf(savedBytes(".zip", f -> ModelSerializer.writeModel(saved, f, true))));
       peak.stop();
       out.put("peak_offheap_mb", mb(peak.peakTracked()));
       out.put("peak_rss_mb", mb(peak.peakRss()));
@@ -217,6 +215,22 @@ final class MemoryCase {
         "model_optimizer_bytes",
         String.valueOf(net.getUpdater().getStateViewArray().length() * bytes));
     return out;
+  }
+
+  /** Writes a model file with {@code save}. */
+  interface Saver {
+    void save(File file) throws IOException;
+  }
+
+  /** The size of the file {@code save} writes (a temporary, deleted afterwards). */
+  static long savedBytes(String suffix, Saver save) throws IOException {
+    File f = Files.createTempFile("sparseflow-memory", suffix).toFile();
+    try {
+      save.save(f);
+      return f.length();
+    } finally {
+      Files.deleteIfExists(f.toPath());
+    }
   }
 
   private static String mb(long bytes) {

@@ -1,7 +1,5 @@
 package org.sparseflow.bench.memory;
 
-import java.io.File;
-import java.nio.file.Files;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -74,13 +72,10 @@ final class SameDiffMemoryCase {
         minMs = Math.min(minMs, (System.nanoTime() - t0) / 1e6);
       }
       out.put("min_step_ms", String.format(Locale.ROOT, "%.0f", minMs));
-      File f = Files.createTempFile("sparseflow-memory", ".sd").toFile();
-      try {
-        sd.save(f, true);
-        out.put("checkpoint_bytes", String.valueOf(f.length()));
-      } finally {
-        Files.deleteIfExists(f.toPath());
-      }
+      SameDiff saved = sd;
+      out.put(
+          "checkpoint_bytes",
+          String.valueOf(MemoryCase.savedBytes(".sd", f -> saved.save(f, true))));
       peak.stop();
       out.put(
           "peak_offheap_mb", String.format(Locale.ROOT, "%.1f", peak.peakTracked() / 1048576.0));

@@ -182,40 +182,42 @@ final class MatmulRewriter {
         GraphEdits.replaceInput(sd, u.op(), w, masked.name());
         continue;
       }
-      SameDiffOp op = u.op();
-      String out = op.getOutputsOfOp().get(0);
-      SDVariable x = sd.getVariable(u.x());
-      SDVariable bias =
-          u.kind() == Kind.XW_PLUS_B ? sd.getVariable(op.getInputsToOp().get(2)) : null;
-      List<String> consumers = GraphEdits.removeOp(sd, op);
-      SDVariable weight = wv, mask = maskVar;
-      if (u.transB()) {
-        if (wT == null) {
-          wT = sd.transpose(sd.generateNewVarName(w + "_T", 0), wv);
-          maskT = sd.transpose(sd.generateNewVarName(w + "_mask_T", 0), maskVar);
-        }
-        weight = wT;
-        mask = maskT;
+      if (u.transB() && wT == null) {
+        wT = sd.transpose(sd.generateNewVarName(w + "_T", 0), wv);
+        maskT = sd.transpose(sd.generateNewVarName(w + "_mask_T", 0), maskVar);
       }
-      if (u.transA()) {
-        x = sd.transpose(sd.generateNewVarName(out + "_xT", 0), x);
-      }
-      if (u.transR()) {
-        SDVariable y =
-            SparseFlowOps.sparseMatmul(
-                sd,
-                sd.generateNewVarName(out + "_untransposed", 0),
-                x,
-                weight,
-                mask,
-                spec,
-                bias,
-                false);
-        sd.transpose(out, y);
-      } else {
-        SparseFlowOps.sparseMatmul(sd, out, x, weight, mask, spec, bias, false);
-      }
-      GraphEdits.relink(sd, out, consumers);
+      SDVariable weight = u.transB() ? wT : wv, mask = u.transB() ? maskT : maskVar;
+      replaceLinearUse(
+          sd,
+          u,
+          (name, x, bias) ->
+              SparseFlowOps.sparseMatmul(sd, name, x, weight, mask, spec, bias, false));
     }
+  }
+
+  /** Builds the sparse product of x (with the use's bias, or null) as a variable named name. */
+  interface SparseProduct {
+    SDVariable build(String name, SDVariable x, SDVariable bias);
+  }
+
+  /**
+   * Replaces the op of a linear use by {@code product}, keeping its output name: x is transposed
+   * first for a transA use, and the product is transposed for a transR use.
+   */
+  static void replaceLinearUse(SameDiff sd, Use u, SparseProduct product) {
+    SameDiffOp op = u.op();
+    String out = op.getOutputsOfOp().get(0);
+    SDVariable x = sd.getVariable(u.x());
+    SDVariable bias = u.kind() == Kind.XW_PLUS_B ? sd.getVariable(op.getInputsToOp().get(2)) : null;
+    List<String> consumers = GraphEdits.removeOp(sd, op);
+    if (u.transA()) {
+      x = sd.transpose(sd.generateNewVarName(out + "_xT", 0), x);
+    }
+    if (u.transR()) {
+      sd.transpose(out, product.build(sd.generateNewVarName(out + "_untransposed", 0), x, bias));
+    } else {
+      product.build(out, x, bias);
+    }
+    GraphEdits.relink(sd, out, consumers);
   }
 }

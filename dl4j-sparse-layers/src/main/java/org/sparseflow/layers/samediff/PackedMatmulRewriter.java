@@ -3,9 +3,7 @@ package org.sparseflow.layers.samediff;
 import java.util.List;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
-import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.sparseflow.layers.samediff.LinearOps.Kind;
 import org.sparseflow.layers.samediff.LinearOps.Use;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
@@ -54,24 +52,8 @@ final class PackedMatmulRewriter {
     SDVariable packed =
         sd.var(sd.generateNewVarName(w + "_packed", 0), PackedBlockLinear.pack(values, layout));
     for (Use u : uses) {
-      SameDiffOp op = u.op();
-      String out = op.getOutputsOfOp().get(0);
-      SDVariable x = sd.getVariable(u.x());
-      SDVariable bias =
-          u.kind() == Kind.XW_PLUS_B ? sd.getVariable(op.getInputsToOp().get(2)) : null;
-      List<String> consumers = GraphEdits.removeOp(sd, op);
-      if (u.transA()) {
-        x = sd.transpose(sd.generateNewVarName(out + "_xT", 0), x);
-      }
-      if (u.transR()) {
-        SDVariable y =
-            SparseFlowOps.packedMatmul(
-                sd, sd.generateNewVarName(out + "_untransposed", 0), x, packed, layout, bias);
-        sd.transpose(out, y);
-      } else {
-        SparseFlowOps.packedMatmul(sd, out, x, packed, layout, bias);
-      }
-      GraphEdits.relink(sd, out, consumers);
+      MatmulRewriter.replaceLinearUse(
+          sd, u, (name, x, bias) -> SparseFlowOps.packedMatmul(sd, name, x, packed, layout, bias));
     }
     sd.getVariables().remove(w);
     sd.getVariablesArrays().removeArray(w);

@@ -66,13 +66,8 @@ public final class PackedBlockLinear {
     INDArray y;
     if (tiled(p, layout, x)) {
       y = Nd4j.createUninitialized(DataType.FLOAT, n, cols);
-      PackedPanelGemm.forward(
-          x,
-          PackedOperands.floats(p),
-          layout.blockSize(),
-          layout.panelStarts(),
-          layout.slotBlockRows(),
-          y);
+      forwardInto(x, packed, bias, layout, y);
+      return y;
     } else {
       double[] ya = new double[n * cols];
       PackedKernels.forward(PackedOperands.doubles(x), PackedOperands.doubles(p), ya, n, layout);

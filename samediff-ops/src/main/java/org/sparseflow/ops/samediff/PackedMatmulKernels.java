@@ -67,11 +67,6 @@ final class PackedMatmulKernels {
     }
   }
 
-  /** Flattens leading dimensions: [..., k] -> [n, k]. */
-  static INDArray as2d(INDArray a) {
-    return a.rank() == 2 ? a : a.reshape('c', a.length() / a.size(-1), a.size(-1));
-  }
-
   /**
    * out [..., k] as a 2-D view [n, k] writing through to out, or null when it has none (then the
    * result is computed apart and copied).
@@ -90,10 +85,10 @@ final class PackedMatmulKernels {
       INDArray x, INDArray packed, INDArray bias, PackedLayout layout, INDArray out) {
     INDArray out2 = view2d(out);
     if (out2 != null) {
-      PackedBlockLinear.forwardInto(as2d(x), packed, bias, layout, out2);
+      PackedBlockLinear.forwardInto(SparseMatmulKernels.as2d(x), packed, bias, layout, out2);
       return;
     }
-    INDArray y = PackedBlockLinear.forward(as2d(x), packed, bias, layout);
+    INDArray y = PackedBlockLinear.forward(SparseMatmulKernels.as2d(x), packed, bias, layout);
     out.assign(y.reshape('c', out.shape()));
     y.close();
   }
@@ -107,12 +102,15 @@ final class PackedMatmulKernels {
       INDArray dx,
       INDArray dPacked,
       INDArray dBias) {
-    INDArray dy2 = as2d(dy);
+    INDArray dy2 = SparseMatmulKernels.as2d(dy);
     INDArray dx2 = view2d(dx);
     if (dx2 != null) {
-      PackedBlockLinear.backwardInto(as2d(x), packed, layout, dy2, dPacked, dx2);
+      PackedBlockLinear.backwardInto(
+          SparseMatmulKernels.as2d(x), packed, layout, dy2, dPacked, dx2);
     } else {
-      INDArray g = PackedBlockLinear.backward(as2d(x), packed, layout, dy2, dPacked, true);
+      INDArray g =
+          PackedBlockLinear.backward(
+              SparseMatmulKernels.as2d(x), packed, layout, dy2, dPacked, true);
       dx.assign(g.reshape('c', dx.shape()));
       g.close();
     }

@@ -45,7 +45,7 @@ final class SparseMatmulKernels {
   }
 
   /** Flattens leading dimensions: [..., k] -> [n, k] (a view when possible). */
-  private static INDArray as2d(INDArray a) {
+  static INDArray as2d(INDArray a) {
     if (a.rank() == 2) {
       return a;
     }
