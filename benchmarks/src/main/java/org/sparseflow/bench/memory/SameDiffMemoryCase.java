@@ -9,6 +9,7 @@ import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
@@ -64,15 +65,11 @@ final class SameDiffMemoryCase {
         Sparsify.apply(config(storage, pattern, density, seed), sd);
       }
       BatchSampler sampler = new BatchSampler(tokens, size.batch(), size.context(), seed);
-      double minMs = Double.MAX_VALUE;
-      for (int s = 0; s < steps; s++) {
-        var batch = SameDiffGpt.batch(sampler.windows(s));
-        long t0 = System.nanoTime();
-        sd.fit(batch);
-        minMs = Math.min(minMs, (System.nanoTime() - t0) / 1e6);
-      }
-      out.put("min_step_ms", String.format(Locale.ROOT, "%.0f", minMs));
       SameDiff saved = sd;
+      out.put(
+          "min_step_ms",
+          MemoryCase.minStepMs(
+              steps, s -> SameDiffGpt.batch(sampler.windows(s)), (DataSet b) -> saved.fit(b)));
       out.put(
           "checkpoint_bytes",
           String.valueOf(MemoryCase.savedBytes(".sd", f -> saved.save(f, true))));
