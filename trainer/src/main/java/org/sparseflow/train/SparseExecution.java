@@ -9,6 +9,7 @@ import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
@@ -31,7 +32,7 @@ final class SparseExecution {
   private static final Logger LOG = LoggerFactory.getLogger(SparseExecution.class);
 
   /** The reference GPTs' attention and MLP weights (embeddings, norms and the head stay dense). */
-  static final String GPT_WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+  static final String GPT_WEIGHTS = SameDiffGpt.BLOCK_WEIGHTS;
 
   private SparseExecution() {}
 

@@ -37,7 +37,8 @@ public final class SparsityDrivers {
   public static Resolved resolve(TrainConfig config) {
     boolean dense =
         config.sparsity == null || config.sparsity.isBlank() || config.sparsity.equals("dense");
-    if (config.mstDensity != null && (dense || loadStatic(config.sparsity) != null)) {
+    SparsityConfig fixed = dense ? null : loadStatic(config.sparsity);
+    if (config.mstDensity != null && (dense || fixed != null)) {
       throw new IllegalArgumentException(
           "--density "
               + config.mstDensity
@@ -61,7 +62,6 @@ public final class SparsityDrivers {
       };
     }
     String label = Path.of(config.sparsity).getFileName().toString();
-    SparsityConfig fixed = loadStatic(config.sparsity);
     if (fixed != null) {
       return new Resolved() {
         @Override

@@ -55,7 +55,7 @@ class SparseSameDiffMstTest {
   static final int STEPS = 24;
   static final int VOCAB = 23;
   static final int T = 32;
-  static final String WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+  static final String WEIGHTS = SameDiffGpt.BLOCK_WEIGHTS;
 
   static SameDiff sparseGpt() {
     SameDiff sd = SameDiffGpt.build(new GptConfig(VOCAB, 2, 32, 2, T, 7), 3e-3);

@@ -1,7 +1,6 @@
 package org.sparseflow.bench.memory;
 
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -11,12 +10,12 @@ import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.bench.UniformSparsity;
 import org.sparseflow.examples.data.BatchSampler;
 import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
-import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 
@@ -40,10 +39,11 @@ import org.sparseflow.layers.sparsify.Sparsify;
  */
 final class SameDiffMemoryCase {
 
-  /** The weights the sparse cases rewrite: q, k, v, o projections and the MLP of every block. */
-  static final String SPARSE_WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
-
-  private static final Pattern IN_SCOPE = Pattern.compile(SPARSE_WEIGHTS + "(_packed|_mask)?");
+  /**
+   * The rewritten weights (q, k, v, o and the MLP of every block), their packed values and masks.
+   */
+  private static final Pattern IN_SCOPE =
+      Pattern.compile(SameDiffGpt.BLOCK_WEIGHTS + "(_packed|_mask)?");
 
   private SameDiffMemoryCase() {}
 
@@ -85,14 +85,8 @@ final class SameDiffMemoryCase {
 
   /** The Sparsify settings of a sparse case: every block's weights at one density. */
   static SparsityConfig config(String storage, String pattern, double density, long seed) {
-    SparsityConfig sc = new SparsityConfig();
-    sc.setPattern(pattern);
-    sc.setSparsity(1.0 - density);
+    SparsityConfig sc = UniformSparsity.of(pattern, 1.0 - density, SameDiffGpt.BLOCK_WEIGHTS);
     sc.setStorage(storage);
-    sc.setDistribution(DensityDistribution.UNIFORM);
-    sc.setKeepFirstDense(false);
-    sc.setKeepLastDense(false);
-    sc.setInclude(List.of(SPARSE_WEIGHTS));
     sc.setSeed(seed);
     return sc;
   }

@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.Random;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.learning.config.IUpdater;
+import org.sparseflow.bench.UniformSparsity;
 import org.sparseflow.examples.gpt.GptConfig;
-import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.mst.core.FlopCounter;
 import org.sparseflow.mst.core.MstConfig;
@@ -151,21 +151,6 @@ final class MstVariants {
    * and the head stay dense): {@code pattern} at {@code sparsity}, the same density in every layer.
    */
   static SparsityConfig graphSparsity(String pattern, double sparsity) {
-    return uniformSparsity(pattern, sparsity, "h\\d+_(attn|fc|proj)");
-  }
-
-  /**
-   * Sparsify settings: {@code pattern} at {@code sparsity} on the weights whose names match {@code
-   * include}, the same density in every layer, first and last layers included.
-   */
-  static SparsityConfig uniformSparsity(String pattern, double sparsity, String include) {
-    SparsityConfig sc = new SparsityConfig();
-    sc.setPattern(pattern);
-    sc.setSparsity(sparsity);
-    sc.setDistribution(DensityDistribution.UNIFORM);
-    sc.setKeepFirstDense(false);
-    sc.setKeepLastDense(false);
-    sc.setInclude(List.of(include));
-    return sc;
+    return UniformSparsity.of(pattern, sparsity, "h\\d+_(attn|fc|proj)");
   }
 }

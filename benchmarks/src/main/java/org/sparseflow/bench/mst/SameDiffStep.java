@@ -4,6 +4,7 @@ import java.util.List;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.dataset.DataSet;
+import org.sparseflow.bench.UniformSparsity;
 import org.sparseflow.examples.data.Batches;
 import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
@@ -25,11 +26,11 @@ final class SameDiffStep {
   private SameDiffStep() {}
 
   /** SameDiffGpt's 24 attention/MLP weights (embeddings, norms and the head stay dense). */
-  static final String WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+  static final String WEIGHTS = SameDiffGpt.BLOCK_WEIGHTS;
 
   /** Sparsify settings for SameDiffGpt: {@code pattern} at {@code sparsity} on {@link #WEIGHTS}. */
   static SparsityConfig sparsity(String pattern, double sparsity, String attention) {
-    SparsityConfig sc = MstVariants.uniformSparsity(pattern, sparsity, WEIGHTS);
+    SparsityConfig sc = UniformSparsity.of(pattern, sparsity, WEIGHTS);
     sc.setAttention(
         new AttentionSettings(attention, MstVariants.ATTENTION_BLOCK, List.of(".*"), false));
     return sc;

@@ -37,6 +37,11 @@ public final class SameDiffGpt {
   /** Per-token cross-entropy [B*T] that {@value #LOSS} averages. */
   public static final String TOKEN_LOSS = "token_loss";
 
+  /**
+   * Names of every block's attention projections and MLP weights (embeddings and head excluded).
+   */
+  public static final String BLOCK_WEIGHTS = "h\\d+_(attn_w[qkvo]|mlp_fc|mlp_proj)";
+
   private SameDiffGpt() {}
 
   /** Builds the graph with an Adam(lr) training config. */
