@@ -5,6 +5,7 @@ import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 import org.sparseflow.ops.matmul.VectorSupport;
+import org.sparseflow.ops.vector.ExactVectorMath;
 
 /**
  * JDK Vector API version of the backward kernel's element-wise step on one query block, in fp32:
@@ -13,11 +14,8 @@ import org.sparseflow.ops.matmul.VectorSupport;
  * in the tiles). Only loaded when {@link #applies} holds (so without {@code --add-modules
  * jdk.incubator.vector} the scalar double-precision loop of {@link AttentionBackwardKernel} runs).
  *
- * <p>Reproducibility: the exponential is {@link #expInPlace}, built from IEEE-exact lane operations
- * only (add, mul, fma, min/max, conversions, shifts), never {@code VectorOperators.EXP}. On JDK 17
- * that operator runs Intel SVML stubs once C2 has compiled the caller and a per-lane {@code
- * Math.exp} before, so its results depended on how warm the JIT was: a training run resumed from a
- * checkpoint then diverged bitwise from an uninterrupted one.
+ * <p>Reproducibility: the exponential is {@link ExactVectorMath#expInPlace}, never {@code
+ * VectorOperators.EXP}, whose bits depend on how warm the JIT is (see {@link ExactVectorMath}).
  */
 final class AttentionVectorOps {
   private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
@@ -44,7 +42,7 @@ final class AttentionVectorOps {
         FloatVector.fromArray(SP, p, idx).sub(l).intoArray(p, idx);
       }
     }
-    expInPlace(p, nk * b);
+    ExactVectorMath.expInPlace(p, nk * b);
     FloatVector zero = FloatVector.zero(SP);
     FloatVector iota = FloatVector.zero(SP).addIndex(1);
     for (int t0 = 0; t0 < b; t0 += lanes) {
@@ -87,7 +85,7 @@ final class AttentionVectorOps {
         FloatVector.fromArray(SP, a, idx).sub(m).intoArray(a, idx);
       }
     }
-    expInPlace(a, nk * b);
+    ExactVectorMath.expInPlace(a, nk * b);
     for (int t0 = 0; t0 < b; t0 += lanes) {
       FloatVector sum = FloatVector.zero(SP);
       for (int c = 0; c < nk; c++) {
@@ -107,78 +105,5 @@ final class AttentionVectorOps {
         FloatVector.fromArray(SP, a, idx).mul(s).intoArray(a, idx);
       }
     }
-  }
-
-  // exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (Cody and Waite 1980, "Software
-  // Manual for the Elementary Functions": ln 2 split in a short high part and a low correction)
-  // and e^r by its Taylor polynomial of degree 7 on |r| <= ln(2) / 2 (truncation below 2^-26).
-  private static final float LOG2E = 1.44269504f;
-  private static final float LN2_HI = 0.693145751953125f;
-  private static final float LN2_LO = 1.42860677e-6f;
-  private static final float ROUND = 12582912f; // 1.5 * 2^23: (v + ROUND) - ROUND rounds to even
-  private static final int ROUND_BITS = 0x4B400000; // the bits of ROUND
-  private static final float LO = -87f; // below: 0 (exp(-87) ~ 1.6e-38, the normal range ends)
-  private static final float HI = 88f; // above: +infinity (only x in (88, 88.72] is misreported)
-  private static final float C2 = 1f / 2;
-  private static final float C3 = 1f / 6;
-  private static final float C4 = 1f / 24;
-  private static final float C5 = 1f / 120;
-  private static final float C6 = 1f / 720;
-  private static final float C7 = 1f / 5040;
-
-  /**
-   * {@code a[i] = exp(a[i])} for i &lt; n (a multiple of the lanes), vectorised: within 2 ulp for x
-   * in [-87, 88] (0 below, +infinity above, NaN for NaN), from exactly rounded lane operations
-   * only, so it gives the same bits interpreted, C1- or C2-compiled, on every x86 vector width, and
-   * equals {@link #exp(float)} bit for bit.
-   */
-  static void expInPlace(float[] a, int n) {
-    for (int i = 0; i < n; i += SP.length()) {
-      FloatVector x = FloatVector.fromArray(SP, a, i);
-      FloatVector xc = x.max(LO).min(HI);
-      FloatVector tv = xc.mul(LOG2E).add(ROUND); // n in the low mantissa bits
-      FloatVector nf = tv.sub(ROUND);
-      FloatVector r = nf.neg().fma(FloatVector.broadcast(SP, LN2_HI), xc);
-      r = nf.neg().fma(FloatVector.broadcast(SP, LN2_LO), r);
-      FloatVector p = r.fma(C7, C6);
-      p = p.fma(r, FloatVector.broadcast(SP, C5));
-      p = p.fma(r, FloatVector.broadcast(SP, C4));
-      p = p.fma(r, FloatVector.broadcast(SP, C3));
-      p = p.fma(r, FloatVector.broadcast(SP, C2));
-      p = p.fma(r, FloatVector.broadcast(SP, 1f));
-      p = p.fma(r, FloatVector.broadcast(SP, 1f));
-      // 2^n from the bits of tv (0x4B400000 + n), no float-int conversion (not intrinsic on JDK 17)
-      FloatVector scale =
-          tv.reinterpretAsInts()
-              .add(127 - ROUND_BITS)
-              .lanewise(VectorOperators.LSHL, 23)
-              .reinterpretAsFloats();
-      FloatVector e = p.mul(scale);
-      e = e.blend(0f, x.compare(VectorOperators.LT, LO));
-      (e.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, HI))).intoArray(a, i);
-    }
-  }
-
-  /** The scalar twin of {@link #expInPlace}: the same operations, so the same bits. */
-  static float exp(float x) {
-    if (x < LO) {
-      return 0f;
-    }
-    if (x > HI) {
-      return Float.POSITIVE_INFINITY;
-    }
-    float xc = Math.min(Math.max(x, LO), HI);
-    float tv = xc * LOG2E + ROUND;
-    float nf = tv - ROUND;
-    float r = Math.fma(-nf, LN2_HI, xc);
-    r = Math.fma(-nf, LN2_LO, r);
-    float p = Math.fma(r, C7, C6);
-    p = Math.fma(p, r, C5);
-    p = Math.fma(p, r, C4);
-    p = Math.fma(p, r, C3);
-    p = Math.fma(p, r, C2);
-    p = Math.fma(p, r, 1f);
-    p = Math.fma(p, r, 1f);
-    return p * Float.intBitsToFloat((Float.floatToRawIntBits(tv) + 127 - ROUND_BITS) << 23);
   }
 }

@@ -1,8 +1,8 @@
 package org.sparseflow.ops.fused;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
+import org.sparseflow.ops.vector.ExactVectorMath;
 
 /**
  * The float row loops of {@link RowNorm} as JDK Vector API loops, for rows whose length is a
@@ -29,14 +29,14 @@ final class RowNormVector {
       for (int c = 0; c < nC; c += l) {
         acc = acc.add(FloatVector.fromArray(S, x, o + c));
       }
-      float m = acc.reduceLanes(VectorOperators.ADD) / nC;
+      float m = ExactVectorMath.sum(acc) / nC;
       FloatVector mv = FloatVector.broadcast(S, m);
       FloatVector sq = FloatVector.zero(S);
       for (int c = 0; c < nC; c += l) {
         FloatVector d = FloatVector.fromArray(S, x, o + c).sub(mv);
         sq = d.fma(d, sq);
       }
-      double v = sq.reduceLanes(VectorOperators.ADD) / nC + eps;
+      double v = ExactVectorMath.sum(sq) / nC + eps;
       float iv = (float) (v > 0 ? 1.0 / Math.sqrt(v) : 0.0);
       inv[r] = iv;
       FloatVector ivv = FloatVector.broadcast(S, iv);
@@ -68,8 +68,8 @@ final class RowNormVector {
         sd = sd.add(dh);
         sdx = dh.fma(h, sdx);
       }
-      float sumD = sd.reduceLanes(VectorOperators.ADD);
-      float sumDX = sdx.reduceLanes(VectorOperators.ADD);
+      float sumD = ExactVectorMath.sum(sd);
+      float sumDX = ExactVectorMath.sum(sdx);
       FloatVector k = FloatVector.broadcast(S, inv[r] / nC);
       FloatVector n = FloatVector.broadcast(S, (float) nC);
       FloatVector sdv = FloatVector.broadcast(S, sumD), sdxv = FloatVector.broadcast(S, sumDX);

@@ -1,8 +1,8 @@
 package org.sparseflow.ops.packed;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
+import org.sparseflow.ops.vector.ExactVectorMath;
 
 /**
  * The fp32 loops of {@link PackedNmLinear} with the JDK Vector API, on the same transposed
@@ -102,7 +102,7 @@ final class PackedNmVector {
                       FloatVector.fromArray(SP, xT, xo + i + 3 * L)
                           .fma(FloatVector.fromArray(SP, dyT, dyo + i + 3 * L), a3);
                 }
-                float acc = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+                float acc = ExactVectorMath.sum(a0.add(a1).add(a2.add(a3)));
                 for (int i = full; i < ns; i++) {
                   acc += xT[xo + i] * dyT[dyo + i];
                 }

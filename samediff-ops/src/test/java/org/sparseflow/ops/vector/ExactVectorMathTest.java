@@ -1,4 +1,4 @@
-package org.sparseflow.ops.attention;
+package org.sparseflow.ops.vector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,12 +8,12 @@ import jdk.incubator.vector.FloatVector;
 import org.junit.jupiter.api.Test;
 
 /**
- * The exponential of {@link AttentionVectorOps} (the softmax kernels' only transcendental): the
- * vector version equals the scalar twin bit for bit on every lane (so the result cannot depend on
- * whether the JIT has compiled the caller, the defect that made resumed training diverge with
- * {@code VectorOperators.EXP}), and both are accurate against {@code Math.exp} in double.
+ * {@link ExactVectorMath}: the vector exponential equals its scalar twin bit for bit on every lane
+ * (so the result cannot depend on whether the JIT has compiled the caller, the defect that made
+ * resumed training diverge with {@code VectorOperators.EXP}), both are accurate against {@code
+ * Math.exp} in double, and the lane sum adds in lane order however often it has run.
  */
-class AttentionVectorExpTest {
+class ExactVectorMathTest {
 
   private static final int L = FloatVector.SPECIES_PREFERRED.length();
 
@@ -58,10 +58,10 @@ class AttentionVectorExpTest {
     float[] y = new float[x.length];
     for (int rep = 0; rep < 3; rep++) { // later repetitions run JIT-compiled code
       System.arraycopy(x, 0, y, 0, x.length);
-      AttentionVectorOps.expInPlace(y, y.length);
+      ExactVectorMath.expInPlace(y, y.length);
       for (int i = 0; i < x.length; i++) {
         assertEquals(
-            Float.floatToRawIntBits(AttentionVectorOps.exp(x[i])),
+            Float.floatToRawIntBits(ExactVectorMath.exp(x[i])),
             Float.floatToRawIntBits(y[i]),
             "exp(" + x[i] + ") lane vs scalar");
       }
@@ -71,7 +71,7 @@ class AttentionVectorExpTest {
   @Test
   void accurateInRangeAndExactAtTheEdges() {
     for (float v : inputs()) {
-      float e = AttentionVectorOps.exp(v);
+      float e = ExactVectorMath.exp(v);
       if (Float.isNaN(v)) {
         assertTrue(Float.isNaN(e), "NaN in, NaN out");
       } else if (v < -87f) {
@@ -83,7 +83,27 @@ class AttentionVectorExpTest {
         assertTrue(Math.abs(e - ref) <= 2.5e-7 * ref, "exp(" + v + ") = " + e + " vs " + ref);
       }
     }
-    assertEquals(1f, AttentionVectorOps.exp(0f));
-    assertEquals(0f, AttentionVectorOps.exp(Float.NEGATIVE_INFINITY));
+    assertEquals(1f, ExactVectorMath.exp(0f));
+    assertEquals(0f, ExactVectorMath.exp(Float.NEGATIVE_INFINITY));
+  }
+
+  @Test
+  void laneSumAddsInLaneOrderInterpretedAndCompiled() {
+    SplittableRandom rnd = new SplittableRandom(5);
+    float[] a = new float[L * 512];
+    for (int i = 0; i < a.length; i++) {
+      // magnitudes 1e-4 .. 1e4: float sums of these depend on the order of the additions
+      a[i] = (float) ((rnd.nextDouble() - 0.5) * Math.pow(10, rnd.nextInt(9) - 4));
+    }
+    for (int rep = 0; rep < 200; rep++) { // later repetitions run JIT-compiled code
+      for (int i = 0; i < a.length; i += L) {
+        float want = 0f;
+        for (int j = 0; j < L; j++) {
+          want += a[i + j];
+        }
+        float got = ExactVectorMath.sum(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, i));
+        assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(got), "lanes at " + i);
+      }
+    }
   }
 }
