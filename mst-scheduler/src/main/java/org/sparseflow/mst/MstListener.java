@@ -125,12 +125,19 @@ public final class MstListener implements TrainingListener, Listener {
 
   /** Starts the core from the saved state given to {@link #resume}, else from new masks. */
   void initializeOrRestore(Map<String, float[]> weights) {
-    if (pendingRestore != null) {
-      core.restore(pendingRestore);
-      pendingRestore = null;
-    } else {
+    if (!restorePending()) {
       core.initialize(weights);
     }
+  }
+
+  /** Restores the core from the saved state given to {@link #resume}, if any; says whether. */
+  boolean restorePending() {
+    if (pendingRestore == null) {
+      return false;
+    }
+    core.restore(pendingRestore);
+    pendingRestore = null;
+    return true;
   }
 
   /** Applies the attention patterns of the current step where they changed. */

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
-import org.sparseflow.ops.samediff.PackedMatmulOp;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * MST for a SameDiff graph: {@code opExecution} of "&lt;W&gt;-grad" captures the dense gradient,
@@ -39,6 +40,7 @@ final class SameDiffAdapter {
   private SameDiff attached;
   private SameDiffSparseOps sparseOps;
   private boolean warnedNoUpdaters;
+  private PackedSameDiffWeights packed;
 
   SameDiffAdapter(MstListener owner, UpdateScaler scaler) {
     this.owner = owner;
@@ -51,21 +53,6 @@ final class SameDiffAdapter {
     attached = sd;
   }
 
-  /** Packed storage fixes the block set, which MST changes at every topology step. */
-  private static void refusePackedStorage(SameDiff graph) {
-    for (SameDiffOp op : graph.getOps().values()) {
-      if (op.getOp() instanceof PackedMatmulOp) {
-        throw new IllegalArgumentException(
-            "model = a SameDiff graph with packed-storage matmuls (op "
-                + op.getName()
-                + " on "
-                + op.getInputsToOp().get(1)
-                + "): packed storage fixes the kept blocks, and MST changes them; allowed: storage:"
-                + " masked for MST (packed is for static sparsity)");
-      }
-    }
-  }
-
   void bind(SameDiff sd) {
     if (masks != null) {
       sparseOps.refresh();
@@ -74,7 +61,7 @@ final class SameDiffAdapter {
     // the graph holding the SparseFlow ops: the one the listener was added to (sd may be
     // SameDiff's gradient function)
     SameDiff graph = attached != null ? attached : sd;
-    refusePackedStorage(graph);
+    packed = PackedSameDiffWeights.of(graph, core);
     sparseOps = SameDiffSparseOps.of(graph);
     masks = new LinkedHashMap<>();
     Map<String, float[]> w = new LinkedHashMap<>();
@@ -82,11 +69,19 @@ final class SameDiffAdapter {
       if (v.getVariableType() == VariableType.VARIABLE
           && v.getArr() != null
           && v.getArr().rank() == 2
-          && core.config().selects(v.name())) {
+          && core.config().selects(v.name())
+          && !packed.isPackedVariable(v.name())) {
         INDArray a = v.getArr();
-        core.register(v.name(), (int) a.size(0), (int) a.size(1));
         w.put(v.name(), rowMajor(a));
       }
+    }
+    if (!packed.isEmpty()) {
+      bindPacked(sd, w.keySet());
+      return;
+    }
+    for (Map.Entry<String, float[]> e : w.entrySet()) {
+      INDArray a = sd.getArrForVarName(e.getKey());
+      core.register(e.getKey(), (int) a.size(0), (int) a.size(1));
     }
     owner.initializeOrRestore(w);
     int sparse = 0;
@@ -102,24 +97,73 @@ final class SameDiffAdapter {
         sparse++;
       }
     }
-    sparseOps.setDenseWeightGrad(core.needsDenseGradient(core.step()));
-    if (!owner.hasAttentionApplier() && sparseOps.attentionLayers() > 0) {
-      owner.attention(sparseOps.attentionLayers(), sparseOps::setPattern);
-    }
-    sparseOps.refresh();
     LOG.info(
         "MST bound {} SameDiff variables ({} on sparse matmul ops, {} sparse attention ops): {}",
         masks.size(),
         sparse,
         sparseOps.attentionLayers(),
         core.snapshotRecord().layerDensity);
+    bindAttention();
+  }
+
+  private void bindAttention() {
+    sparseOps.setDenseWeightGrad(core.needsDenseGradient(core.step()));
+    if (!owner.hasAttentionApplier() && sparseOps.attentionLayers() > 0) {
+      owner.attention(sparseOps.attentionLayers(), sparseOps::setPattern);
+    }
+    sparseOps.refresh();
     owner.applyAttention();
+  }
+
+  /**
+   * Packed storage: MST drives the packed weights by their layouts (see {@link
+   * PackedSameDiffWeights}); every weight the config selects must be packed.
+   */
+  private void bindPacked(SameDiff sd, Set<String> masked) {
+    if (!masked.isEmpty()) {
+      throw new IllegalArgumentException(
+          "MST config selects packed weights and masked ones "
+              + masked
+              + "; allowed: one storage for all selected weights (narrow 'include' or rewrite the"
+              + " graph with one storage)");
+    }
+    packed.register(core);
+    if (owner.restorePending()) {
+      packed.checkMatches(core.masks());
+    } else {
+      PackedSameDiffWeights.checkSparseStart(core, core.layers().iterator().next());
+      core.initializeFrom(packed.masks(MaskPattern.parse(core.config().getPattern())));
+    }
+    packed.apply(null, updaters(sd), core, core.step());
+    LOG.info(
+        "MST bound {} packed SameDiff weights ({} sparse attention ops): {}",
+        core.layers().size(),
+        sparseOps.attentionLayers(),
+        core.snapshotRecord().layerDensity);
+    bindAttention();
+  }
+
+  /** The graph's optimizer state per variable (null when SameDiff does not expose it). */
+  @SuppressWarnings("rawtypes")
+  private Map<String, GradientUpdater> updaters(SameDiff sd) {
+    Map<String, GradientUpdater> u =
+        attached != null ? attached.getUpdaterMap() : sd.getUpdaterMap();
+    if (u == null && !warnedNoUpdaters) {
+      warnedNoUpdaters = true;
+      LOG.warn(
+          "MST cannot reach the SameDiff updater state, so optimizer moments of regrown weights"
+              + " are not reset; register the listener with MstListener.addTo(sd)");
+    }
+    return u;
   }
 
   /** Before step core.step(): the dense weight gradient only on steps whose growth needs it. */
   void iterationStart(SameDiff sd) {
     bind(sd);
     sparseOps.setDenseWeightGrad(core.needsDenseGradient(core.step()));
+    if (!packed.isEmpty()) {
+      packed.collectGrowthScores(core.needsDenseGradient(core.step()));
+    }
   }
 
   /** The SparseFlow ops driven by this adapter (null before the first bind). */
@@ -144,22 +188,40 @@ final class SameDiffAdapter {
   }
 
   void preUpdate(SameDiff sd, String name, INDArray update) {
+    String layer = packed == null ? null : packed.layerOf(name);
+    if (layer != null) {
+      scaler.scalePackedStep(layer, update, betas(sd), u -> packed.slotOf(layer, u));
+      return;
+    }
     INDArray m = masks == null ? null : masks.get(name);
     if (m == null) {
       return;
     }
     update.muli(m);
-    double[] betas = null;
-    if (sd.getTrainingConfig().getUpdater() instanceof Adam a) {
-      betas = new double[] {a.getBeta1(), a.getBeta2()};
-    }
-    scaler.scaleStep(name, update, betas);
+    scaler.scaleStep(name, update, betas(sd));
+  }
+
+  /** Adam's β1, β2 (for the reset bias correction), or null for other updaters. */
+  private static double[] betas(SameDiff sd) {
+    return sd.getTrainingConfig().getUpdater() instanceof Adam a
+        ? new double[] {a.getBeta1(), a.getBeta2()}
+        : null;
   }
 
   void iterationDone(SameDiff sd, double loss) {
     bind(sd);
     long t = core.step();
     core.stepDone(t, loss);
+    if (!packed.isEmpty()) {
+      Map<String, TopologyUpdater.Result> res =
+          core.isMaskStep(t)
+              ? core.updateMasksFromScores(
+                  t, packed.weightScores(), core.needsDenseGradient(t) ? packed.gradScores() : null)
+              : null;
+      packed.apply(res, updaters(sd), core, t + 1);
+      owner.applyAttention();
+      return;
+    }
     if (core.isMaskStep(t)) {
       Map<String, float[]> w = new HashMap<>();
       for (String name : masks.keySet()) {
@@ -170,14 +232,7 @@ final class SameDiffAdapter {
       // listeners may receive SameDiff's internal gradient instance, whose updater map is null;
       // ND4J declares the map with the raw GradientUpdater type
       @SuppressWarnings("rawtypes")
-      Map<String, GradientUpdater> updaters =
-          attached != null ? attached.getUpdaterMap() : sd.getUpdaterMap();
-      if (updaters == null && !warnedNoUpdaters) {
-        warnedNoUpdaters = true;
-        LOG.warn(
-            "MST cannot reach the SameDiff updater state, so optimizer moments of regrown weights"
-                + " are not reset; register the listener with MstListener.addTo(sd)");
-      }
+      Map<String, GradientUpdater> updaters = updaters(sd);
       for (Map.Entry<String, INDArray> e : masks.entrySet()) {
         TopologyUpdater.Result r = res.get(e.getKey());
         if (r.pruned == 0 && r.grown == 0) {

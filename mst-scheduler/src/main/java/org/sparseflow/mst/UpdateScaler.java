@@ -3,6 +3,7 @@ package org.sparseflow.mst;
 import java.nio.FloatBuffer;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.IntUnaryOperator;
 import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -11,6 +12,7 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.packed.PackedBlockLinear;
 
 /**
  * The one implementation of MST's changes to an optimizer step u of a sparse weight, shared by the
@@ -70,6 +72,28 @@ final class UpdateScaler {
     }
   }
 
+  /**
+   * SameDiff, packed storage: as {@link #scaleStep} for the step u of a packed weight (its kept
+   * blocks, slot by slot); {@code slotOfUnit} gives a block's packed slot (-1 when not kept).
+   */
+  void scalePackedStep(String name, INDArray u, double[] betas, IntUnaryOperator slotOfUnit) {
+    double s = core.updateScale(name);
+    float[] c = unitCorrection(name, betas);
+    if (c != null) {
+      LayerMask m = core.masks().get(name);
+      int b = m.pattern().blockSize();
+      for (int unit = 0; unit < c.length; unit++) {
+        int slot = c[unit] == 1f || !m.isUnitActive(unit) ? -1 : slotOfUnit.applyAsInt(unit);
+        if (slot >= 0) {
+          PackedBlockLinear.block(u, slot, b).muli(c[unit]);
+        }
+      }
+    }
+    if (s != 1.0) {
+      u.muli(s);
+    }
+  }
+
   private float[] unitCorrection(String name, double[] betas) {
     return betas == null || !core.config().isResetBiasCorrection()
         ? null
@@ -87,7 +111,7 @@ final class UpdateScaler {
       return;
     }
     INDArray f = correctionBuffer(name, target);
-    f.assign(Nd4j.create(core.unitsToElements(name, c), new long[] {m.rows(), m.cols()}, 'c'));
+    f.assign(Nd4j.create(m.unitsToElements(c), new long[] {m.rows(), m.cols()}, 'c'));
     f.rsubi(1.0).muli(k).muli(u);
     target.addi(f);
   }

@@ -124,6 +124,26 @@ public final class LayerMask {
     return active.get(unitOf(r, c));
   }
 
+  /**
+   * Expands per-unit values (blocks or elements, in unit order) to the row-major [rows, cols]
+   * elements.
+   */
+  public float[] unitsToElements(float[] perUnit) {
+    if (pattern.kind() != MaskPattern.Kind.BLOCK) {
+      return perUnit.clone();
+    }
+    int b = pattern.blockSize();
+    int blockCols = cols / b;
+    float[] out = new float[rows * cols];
+    for (int r = 0; r < rows; r++) {
+      int unitRow = (r / b) * blockCols;
+      for (int bc = 0; bc < blockCols; bc++) {
+        Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
+      }
+    }
+    return out;
+  }
+
   /** Element-level 0/1 mask, row-major [rows * cols]. */
   public float[] toElementMask() {
     float[] out = new float[rows * cols];

@@ -181,6 +181,13 @@ public final class MstConfig {
     return c.validate();
   }
 
+  /** Copy that starts sparse: {@link SparsitySchedule#withSparseStart}'s rule. */
+  public MstConfig withSparseStart() {
+    MstConfig c = copy();
+    c.schedule = schedule.withSparseStart();
+    return c.validate();
+  }
+
   public MstConfig copy() {
     return fromJson(toJson());
   }
@@ -205,10 +212,7 @@ public final class MstConfig {
     return MstConfigIO.fromJson(json);
   }
 
-  /**
-   * The {@code mst} section of a dl4j-sparse-layers {@code SparsityConfig} (pass {@code
-   * config.getMst()}), or the named preset when the section is absent.
-   */
+  /** A dl4j-sparse-layers SparsityConfig's {@code mst} section, or the preset when it is absent. */
   public static MstConfig fromSparsityConfigSection(JsonNode mstSection, String presetIfAbsent) {
     return MstConfigIO.fromSparsityConfigSection(mstSection, presetIfAbsent);
   }
@@ -415,9 +419,7 @@ public final class MstConfig {
     densityWeights = v;
   }
 
-  /**
-   * The density weight of a layer: the first matching {@link #getDensityWeights()} entry, else 1.
-   */
+  /** The density weight of a layer: the first matching {@link #getDensityWeights()} entry or 1. */
   public double densityWeightOf(String layer) {
     for (Map.Entry<String, Double> e : densityWeights.entrySet()) {
       if (regex("densityWeights", e.getKey()).matcher(layer).matches()) {

@@ -1,7 +1,6 @@
 package org.sparseflow.mst.core;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -156,6 +155,30 @@ public final class MstCore {
     return Collections.unmodifiableMap(masks);
   }
 
+  /**
+   * Starts from given masks instead of creating them (packed storage: the kept blocks the packed
+   * weights hold); one per registered layer, of its shape and MST's pattern.
+   */
+  public Map<String, LayerMask> initializeFrom(Map<String, LayerMask> given) {
+    if (!given.keySet().equals(shapes.keySet())) {
+      throw Args.bad("initial masks", given.keySet(), "the registered layers " + shapes.keySet());
+    }
+    for (LayerMask m : given.values()) {
+      int[] sh = shapes.get(m.name());
+      if (sh[0] != m.rows()
+          || sh[1] != m.cols()
+          || !m.pattern().toString().equals(pattern.toString())) {
+        throw Args.bad(
+            "initial mask of " + m.name(),
+            m.pattern() + " [" + m.rows() + ", " + m.cols() + "]",
+            pattern + " [" + sh[0] + ", " + sh[1] + "]");
+      }
+      masks.put(m.name(), m);
+    }
+    initialized = true;
+    return Collections.unmodifiableMap(masks);
+  }
+
   public Map<String, LayerMask> masks() {
     return Collections.unmodifiableMap(masks);
   }
@@ -168,66 +191,28 @@ public final class MstCore {
     return config.getSchedule().phaseAt(step);
   }
 
+  /** Whether a topology update follows step t (see {@link StepRules#topology}). */
   public boolean isTopologyStep(long t) {
-    long total = config.getSchedule().getTotalSteps();
-    return config.isUpdateTopology()
-        && !masks.isEmpty()
-        && (t + 1) % config.getDeltaT() == 0
-        && t + 1 < total;
+    return StepRules.topology(config, !masks.isEmpty(), t);
   }
 
-  /**
-   * Whether a prune-only step follows step t: {@code pruneInterval > 0}, (t + 1) is a multiple of
-   * it, no topology update runs after t, and the schedule's target rose over the last interval
-   * (warm-up). N:M patterns have a fixed density and never prune here.
-   */
+  /** Whether a prune-only step follows step t (see {@link StepRules#prune}). */
   public boolean isPruneStep(long t) {
-    int k = config.getPruneInterval();
-    long total = config.getSchedule().getTotalSteps();
-    if (k <= 0
-        || !config.isUpdateTopology()
-        || masks.isEmpty()
-        || pattern.kind() == MaskPattern.Kind.NM
-        || (t + 1) % k != 0
-        || t + 1 >= total
-        || isTopologyStep(t)) {
-      return false;
-    }
-    SparsitySchedule s = config.getSchedule();
-    return s.sparsityAt(t + 1) > s.sparsityAt(Math.max(0, t + 1 - k));
+    return StepRules.prune(config, pattern, !masks.isEmpty(), t);
   }
 
   /**
    * Runs the prune-only step that follows step t ({@code step() == t + 1}, {@link
    * #isPruneStep(long)} true): every layer below its allocated share of the schedule's target at t
    * + 1 drops its smallest-magnitude units (no regrowth, no gradient, no random choice); the others
-   * keep their mask. Logged with {@code kind = "prune"}.
-   *
-   * @param weights name -> row-major weights after step t
+   * keep their mask. Logged with {@code kind = "prune"}. Weights: row-major, after step t.
    */
   public Map<String, TopologyUpdater.Result> pruneToSchedule(long t, Map<String, float[]> weights) {
-    if (step != t + 1) {
-      throw new IllegalStateException("pruneToSchedule(" + t + ") must follow stepDone(" + t + ")");
-    }
-    double global = config.getSchedule().sparsityAt(t + 1);
-    Map<String, Double> targets = layerTargets(global);
-    Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
-    UpdateRecord rec = new UpdateRecord();
-    rec.kind = UpdateRecord.PRUNE;
-    for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
-      String k = e.getKey();
-      TopologyUpdater.Result r =
-          TopologyUpdater.update(
-              e.getValue(), weights.get(k), null, targets.get(k), 0.0, GrowMode.NONE, 0, rng);
-      out.put(k, r);
-      e.setValue(r.mask);
-      noteReset(k, r, t);
-      rec.pruned.put(k, r.pruned);
-      rec.grown.put(k, 0L);
-      rec.prunedTotal += r.pruned;
-    }
-    fillRecord(rec, t + 1, global, 0.0);
-    return out;
+    return change(
+        t,
+        false,
+        (k, m, target, f) ->
+            TopologyUpdater.update(m, weights.get(k), null, target, 0.0, GrowMode.NONE, 0, rng));
   }
 
   /** Whether masks may change after step t: a topology update or a prune-only step follows it. */
@@ -244,6 +229,71 @@ public final class MstCore {
   public Map<String, TopologyUpdater.Result> updateMasks(
       long t, Map<String, float[]> weights, Map<String, float[]> grads) {
     return isTopologyStep(t) ? updateTopology(t, weights, grads) : pruneToSchedule(t, weights);
+  }
+
+  /**
+   * {@link #updateMasks} from scores per mask unit instead of dense arrays (packed storage, block
+   * patterns): {@code weightScores} per layer ranks its active units (L2 norm per block), {@code
+   * gradScores} its inactive ones for gradient growth (L2 norm of the dense gradient per block;
+   * null on prune-only steps or for RANDOM growth). See {@link TopologyUpdater#updateFromScores}.
+   */
+  public Map<String, TopologyUpdater.Result> updateMasksFromScores(
+      long t, Map<String, double[]> weightScores, Map<String, double[]> gradScores) {
+    boolean topology = isTopologyStep(t);
+    return change(
+        t,
+        topology,
+        (k, m, target, f) ->
+            TopologyUpdater.updateFromScores(
+                m,
+                weightScores.get(k),
+                gradScores == null ? null : gradScores.get(k),
+                target,
+                topology ? f : 0.0,
+                topology ? config.getGrowMode() : GrowMode.NONE,
+                config.getGradRandomRatio(),
+                rng));
+  }
+
+  /** One layer's mask change: mask m to layer target sparsity, drop fraction f. */
+  private interface LayerChange {
+    TopologyUpdater.Result apply(String name, LayerMask m, double target, double f);
+  }
+
+  /**
+   * The mask change after step t: every layer to its share of the schedule's target at t + 1; a
+   * topology update (counted, with the drop fraction of t) or a prune-only step (kind "prune").
+   */
+  private Map<String, TopologyUpdater.Result> change(
+      long t, boolean topology, LayerChange layerChange) {
+    String what = topology ? "updateTopology(" : "pruneToSchedule(";
+    if (step != t + 1) {
+      throw new IllegalStateException(what + t + ") must follow stepDone(" + t + ")");
+    }
+    double global = config.getSchedule().sparsityAt(t + 1);
+    double f = topology ? config.getDropFraction().at(t, config.getSchedule()) : 0.0;
+    Map<String, Double> targets = layerTargets(global);
+    Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
+    UpdateRecord rec = new UpdateRecord();
+    if (!topology) {
+      rec.kind = UpdateRecord.PRUNE;
+    }
+    for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
+      String k = e.getKey();
+      TopologyUpdater.Result r = layerChange.apply(k, e.getValue(), targets.get(k), f);
+      out.put(k, r);
+      e.setValue(r.mask);
+      noteReset(k, r, t);
+      rec.pruned.put(k, r.pruned);
+      rec.grown.put(k, r.grown);
+      rec.prunedTotal += r.pruned;
+      rec.grownTotal += r.grown;
+    }
+    if (topology) {
+      updates++;
+    }
+    fillRecord(rec, t + 1, global, f);
+    return out;
   }
 
   /**
@@ -273,29 +323,7 @@ public final class MstCore {
    */
   public float[] resetCorrection(String name, long t, double beta1, double beta2) {
     float[] unit = resetUnitCorrection(name, t, beta1, beta2);
-    return unit == null ? null : unitsToElements(name, unit);
-  }
-
-  /**
-   * Expands per-unit values of layer {@code name} (blocks or elements) to its row-major [rows,
-   * cols] elements.
-   */
-  public float[] unitsToElements(String name, float[] perUnit) {
-    LayerMask m = masks.get(name);
-    if (m.pattern().kind() != MaskPattern.Kind.BLOCK) {
-      return perUnit.clone();
-    }
-    int rows = m.rows(), cols = m.cols();
-    int b = m.pattern().blockSize();
-    int blockCols = cols / b;
-    float[] out = new float[rows * cols];
-    for (int r = 0; r < rows; r++) {
-      int unitRow = (r / b) * blockCols;
-      for (int bc = 0; bc < blockCols; bc++) {
-        Arrays.fill(out, r * cols + bc * b, r * cols + bc * b + b, perUnit[unitRow + bc]);
-      }
-    }
-    return out;
+    return unit == null ? null : masks.get(name).unitsToElements(unit);
   }
 
   /**
@@ -337,15 +365,9 @@ public final class MstCore {
     step = t + 1;
   }
 
-  /**
-   * Whether step t needs the dense weight gradient: a topology update follows it and its growth
-   * ranks pruned positions by gradient magnitude (RigL, MST's mixed growing). Sparse executors
-   * compute dW only on kept units on every other step.
-   */
+  /** Whether step t needs the dense weight gradient (see {@link StepRules#denseGradient}). */
   public boolean needsDenseGradient(long t) {
-    return isTopologyStep(t)
-        && config.getGrowMode() != GrowMode.RANDOM
-        && config.getGrowMode() != GrowMode.NONE;
+    return StepRules.denseGradient(config, isTopologyStep(t));
   }
 
   /** Context length used for attention-pattern densities. */
@@ -354,44 +376,24 @@ public final class MstCore {
   }
 
   /**
-   * Runs the topology update that follows step t ({@code step() == t + 1}).
-   *
-   * @param weights name -> row-major weights after step t
-   * @param grads name -> row-major dense gradients of step t (may be null for RANDOM)
+   * Runs the topology update that follows step t ({@code step() == t + 1}), from the row-major
+   * weights after step t and the dense gradients of step t (may be null for RANDOM growth).
    */
   public Map<String, TopologyUpdater.Result> updateTopology(
       long t, Map<String, float[]> weights, Map<String, float[]> grads) {
-    if (step != t + 1) {
-      throw new IllegalStateException("updateTopology(" + t + ") must follow stepDone(" + t + ")");
-    }
-    double global = config.getSchedule().sparsityAt(t + 1);
-    double f = config.getDropFraction().at(t, config.getSchedule());
-    Map<String, Double> targets = layerTargets(global);
-    Map<String, TopologyUpdater.Result> out = new LinkedHashMap<>();
-    UpdateRecord rec = new UpdateRecord();
-    for (Map.Entry<String, LayerMask> e : masks.entrySet()) {
-      String k = e.getKey();
-      TopologyUpdater.Result r =
-          TopologyUpdater.update(
-              e.getValue(),
-              weights.get(k),
-              grads == null ? null : grads.get(k),
-              targets.get(k),
-              f,
-              config.getGrowMode(),
-              config.getGradRandomRatio(),
-              rng);
-      out.put(k, r);
-      e.setValue(r.mask);
-      noteReset(k, r, t);
-      rec.pruned.put(k, r.pruned);
-      rec.grown.put(k, r.grown);
-      rec.prunedTotal += r.pruned;
-      rec.grownTotal += r.grown;
-    }
-    updates++;
-    fillRecord(rec, t + 1, global, f);
-    return out;
+    return change(
+        t,
+        true,
+        (k, m, target, f) ->
+            TopologyUpdater.update(
+                m,
+                weights.get(k),
+                grads == null ? null : grads.get(k),
+                target,
+                f,
+                config.getGrowMode(),
+                config.getGradRandomRatio(),
+                rng));
   }
 
   private void fillRecord(UpdateRecord rec, long at, double global, double f) {

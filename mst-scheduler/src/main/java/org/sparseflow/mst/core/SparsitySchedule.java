@@ -140,6 +140,17 @@ public final class SparsitySchedule {
     return c.validate();
   }
 
+  /**
+   * Copy that starts sparse: the initial sparsity becomes the ultra sparsity, so the warm-up holds
+   * the ultra-sparse level instead of pruning down from a denser start (for storage that holds only
+   * kept weights: packed). Everything else is unchanged.
+   */
+  public SparsitySchedule withSparseStart() {
+    SparsitySchedule c = copy();
+    c.initialSparsity = Math.max(initialSparsity, ultraSparsity);
+    return c.validate();
+  }
+
   /** The sparsity whose density is this one's times factor (dense stays dense, at most 1). */
   private static double scaledSparsity(double sparsity, double factor) {
     if (sparsity == 0.0) {

@@ -101,9 +101,81 @@ public final class TopologyUpdater {
     if (mask.pattern().kind() == MaskPattern.Kind.NM) {
       return updateNm(mask, weights, denseGrad, dropFraction, growMode, gradRandomRatio, rng);
     }
+    return byScores(
+        mask,
+        unitScores(mask, weights),
+        denseGrad == null ? null : unitScores(mask, denseGrad),
+        targetSparsity,
+        dropFraction,
+        growMode,
+        gradRandomRatio,
+        rng);
+  }
+
+  /**
+   * The same update from scores per mask unit (block or element) instead of dense arrays, for
+   * callers that hold no dense weight or gradient (packed storage): {@code weightScores} ranks the
+   * active units for pruning (the L2 norm of a block's weights, as {@link #update} computes it; the
+   * inactive units' entries are not read), {@code gradScores} ranks the inactive units for
+   * gradient-based growth (the L2 norm of the dense gradient per unit; may be null for RANDOM /
+   * NONE). Gives the same result as {@link #update} when the scores are those it would compute. N:M
+   * patterns choose within each group and need {@link #update}.
+   */
+  public static Result updateFromScores(
+      LayerMask mask,
+      double[] weightScores,
+      double[] gradScores,
+      double targetSparsity,
+      double dropFraction,
+      GrowMode growMode,
+      double gradRandomRatio,
+      SplitMix64 rng) {
+    Args.sparsity("targetSparsity of " + mask.name(), targetSparsity);
+    Args.unit("dropFraction", dropFraction);
+    if (mask.pattern().kind() == MaskPattern.Kind.NM) {
+      throw Args.bad(
+          "pattern of " + mask.name(),
+          mask.pattern(),
+          "a block or element pattern for unit scores");
+    }
     int units = mask.unitCount();
-    double[] wScore = unitScores(mask, weights);
-    double[] gScore = denseGrad == null ? null : unitScores(mask, denseGrad);
+    if (weightScores == null || weightScores.length != units) {
+      throw Args.bad(
+          "weightScores of " + mask.name(),
+          weightScores == null ? null : weightScores.length + " values",
+          units + " values (one per mask unit)");
+    }
+    boolean needGrad = growMode == GrowMode.GRADIENT || growMode == GrowMode.MIXED;
+    if (needGrad && (gradScores == null || gradScores.length != units)) {
+      throw Args.bad(
+          "gradScores of " + mask.name(),
+          gradScores == null ? null : gradScores.length + " values",
+          units + " values: grow mode " + growMode + " needs the gradient scores");
+    }
+    if (!(gradRandomRatio >= 0)) {
+      throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
+    }
+    return byScores(
+        mask,
+        weightScores,
+        gradScores,
+        targetSparsity,
+        dropFraction,
+        growMode,
+        gradRandomRatio,
+        rng);
+  }
+
+  private static Result byScores(
+      LayerMask mask,
+      double[] wScore,
+      double[] gScore,
+      double targetSparsity,
+      double dropFraction,
+      GrowMode growMode,
+      double gradRandomRatio,
+      SplitMix64 rng) {
+    int units = mask.unitCount();
     int nOn = mask.activeUnits();
     double s = 1.0 - (double) nOn / units;
     double x = (targetSparsity - s) * units;

@@ -1,5 +1,6 @@
 package org.sparseflow.ops.packed;
 
+import java.util.Arrays;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
@@ -194,6 +195,107 @@ public final class PackedBlockLinear {
   private static void assignTo(INDArray target, INDArray flat) {
     target.assign(flat.reshape('c', target.shape()));
     PackedOperands.release(flat);
+  }
+
+  /**
+   * The packed values of layout {@code to} made from those of layout {@code from} (same rows, cols
+   * and block size): a block kept in both keeps its values, a block new in {@code to} is zero, and
+   * the result ([capacityBlocks b, b], row-major, in packed's data type) has zero spare slots after
+   * {@code to}'s kept blocks. {@code packed} may itself have spare slots after {@code from}'s.
+   *
+   * @throws IllegalArgumentException if the layouts differ in shape or block size, packed is too
+   *     short for {@code from}, or capacityBlocks is below {@code to.keptBlocks()}
+   */
+  public static INDArray relayout(
+      INDArray packed, PackedLayout from, PackedLayout to, int capacityBlocks) {
+    if (from.rows() != to.rows()
+        || from.cols() != to.cols()
+        || from.blockSize() != to.blockSize()) {
+      throw new IllegalArgumentException(
+          "to = " + to + " does not match from = " + from + "; allowed: same rows, cols and block");
+    }
+    int b = to.blockSize();
+    if (capacityBlocks < to.keptBlocks()) {
+      throw new IllegalArgumentException(
+          "capacityBlocks = " + capacityBlocks + "; allowed: >= " + to.keptBlocks());
+    }
+    if (packed.length() < from.packedLength()) {
+      throw new IllegalArgumentException(
+          "packed has " + packed.length() + " values; allowed: >= " + from.packedLength());
+    }
+    double[] src = PackedOperands.doubles(packed);
+    double[] out = new double[capacityBlocks * b * b];
+    int bb = b * b;
+    for (int slot = 0; slot < to.keptBlocks(); slot++) {
+      int unit = to.blockRowOf(slot) * to.blockCols() + panelOf(to, slot);
+      int old = from.slotOf(unit);
+      if (old >= 0) {
+        System.arraycopy(src, old * bb, out, slot * bb, bb);
+      }
+    }
+    INDArray d = Nd4j.createFromArray(out).reshape('c', (long) capacityBlocks * b, b);
+    if (packed.dataType() == DataType.DOUBLE) {
+      return d;
+    }
+    INDArray r = d.castTo(packed.dataType());
+    PackedOperands.release(d);
+    return r;
+  }
+
+  /**
+   * Adds to {@code out[i * (cols / b) + j]} the squared Frobenius norm of block (i, j) of the dense
+   * weight gradient x^T dy (x [N, rows], dy [N, cols]), one block row at a time: the [b, cols]
+   * strip of one block row is the only gradient memory held, never the dense [rows, cols]. What
+   * gradient-based regrowth (RigL) ranks candidate blocks by.
+   */
+  public static void addDenseBlockSquares(INDArray x, INDArray dy, int b, double[] out) {
+    long rows = x.size(1);
+    long cols = dy.size(1);
+    if (x.rank() != 2 || dy.rank() != 2 || x.size(0) != dy.size(0)) {
+      throw new IllegalArgumentException(
+          "x and dy must be [N, rows] and [N, cols]; got "
+              + Arrays.toString(x.shape())
+              + " and "
+              + Arrays.toString(dy.shape()));
+    }
+    int blockCols = (int) (cols / b);
+    if (rows % b != 0 || cols % b != 0 || out.length != rows / b * blockCols) {
+      throw new IllegalArgumentException(
+          "out has length "
+              + out.length
+              + "; allowed: "
+              + (rows / b) * (cols / b)
+              + " blocks of "
+              + b
+              + " for rows = "
+              + rows
+              + ", cols = "
+              + cols);
+    }
+    for (int i = 0; i < rows / b; i++) {
+      INDArray strip = Nd4j.gemm(x.get(NDArrayIndex.all(), cols(i, b)), dy, true, false);
+      double[] g = PackedOperands.doubles(strip);
+      PackedOperands.release(strip);
+      for (int r = 0; r < b; r++) {
+        for (int c = 0; c < cols; c++) {
+          double v = g[(int) (r * cols + c)];
+          out[i * blockCols + c / b] += v * v;
+        }
+      }
+    }
+  }
+
+  /** Block slot {@code slot} of the row-major packed matrix: a [b, b] view. */
+  public static INDArray block(INDArray packed, int slot, int b) {
+    return rowsOf(packed.reshape('c', packed.length() / b, b), slot, 1, b);
+  }
+
+  /**
+   * The first {@code blocks} block slots of the row-major packed matrix (a contiguous view): the
+   * kept part of an array with spare capacity.
+   */
+  public static INDArray leadingBlocks(INDArray packed, int blocks, int b) {
+    return rowsOf(packed.reshape('c', packed.length() / b, b), 0, blocks, b);
   }
 
   /** The block column of kept block {@code slot}: its panel. */

@@ -232,6 +232,20 @@ public final class PackedLayout implements PackedShape {
     return panelRows;
   }
 
+  /**
+   * The packed slot of the block with row-major index {@code unit} ({@code i * blockCols() + j}),
+   * or -1 when that block is not kept.
+   */
+  public int slotOf(int unit) {
+    int bc = blockCols();
+    int i = unit / bc;
+    if (unit < 0 || i >= blockRows()) {
+      return -1;
+    }
+    int q = Arrays.binarySearch(rowPanels[i], unit % bc);
+    return q >= 0 ? rowSlots[i][q] : -1;
+  }
+
   /** Block row of the packed block at {@code slot}. */
   public int blockRowOf(int slot) {
     return panelRows[slot];

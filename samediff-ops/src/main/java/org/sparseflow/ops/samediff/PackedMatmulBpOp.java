@@ -25,6 +25,7 @@ public class PackedMatmulBpOp extends BaseJavaKernelOp {
   }
 
   private transient PackedLayout layout;
+  private transient double[] growthSquares;
 
   public PackedMatmulBpOp() {}
 
@@ -47,11 +48,40 @@ public class PackedMatmulBpOp extends BaseJavaKernelOp {
     return SPEC;
   }
 
-  private PackedLayout layout() {
+  /** The kept-block layout (from the iArgs). */
+  public PackedLayout layout() {
     if (layout == null) {
       layout = PackedMatmulKernels.layout(iArgs(), OP_NAME);
     }
     return layout;
+  }
+
+  /** As {@link PackedMatmulOp#setLayout}, for the backward op of the same weight. */
+  public void setLayout(PackedLayout next) {
+    PackedMatmulKernels.checkSameShape(layout(), next, OP_NAME);
+    iArguments.clear();
+    addIArgument(PackedMatmulKernels.iArgs(next));
+    layout = next;
+  }
+
+  /**
+   * While not null, every run also adds the squared norm of each block of the dense weight gradient
+   * x^T dy to {@code squares} (row-major block index, length blockRows * blockCols), computed one
+   * block row at a time: what MST's gradient-based regrowth ranks pruned blocks by, without a dense
+   * gradient array. Null (the default) turns it off.
+   */
+  public void setGrowthScores(double[] squares) {
+    if (squares != null && squares.length != layout().blockRows() * layout().blockCols()) {
+      throw new IllegalArgumentException(
+          "squares has length "
+              + squares.length
+              + "; allowed: "
+              + layout().blockRows() * layout().blockCols()
+              + " (one per block of "
+              + layout()
+              + ")");
+    }
+    growthSquares = squares;
   }
 
   private boolean hasBias() {
@@ -87,7 +117,8 @@ public class PackedMatmulBpOp extends BaseJavaKernelOp {
         layout(),
         outputs.get(0),
         outputs.get(1),
-        bias ? outputs.get(2) : null);
+        bias ? outputs.get(2) : null,
+        growthSquares);
   }
 
   @Override

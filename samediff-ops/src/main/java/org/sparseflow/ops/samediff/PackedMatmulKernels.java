@@ -45,6 +45,18 @@ final class PackedMatmulKernels {
     return PackedLayout.of(a[1], a[2], Math.toIntExact(a[0]), kept);
   }
 
+  /**
+   * Checks that a new layout has the old one's shape and block size (only the kept set changes).
+   */
+  static void checkSameShape(PackedLayout old, PackedLayout next, String op) {
+    if (old.rows() != next.rows()
+        || old.cols() != next.cols()
+        || old.blockSize() != next.blockSize()) {
+      throw new IllegalArgumentException(
+          op + ": layout " + next + " does not fit " + old + "; allowed: the same shape and block");
+    }
+  }
+
   /** Checks x [..., rows] and the packed values' length against the layout. */
   static void checkInputs(List<INDArray> inputs, PackedLayout layout, int min, String what) {
     if (inputs.size() < min) {
@@ -56,15 +68,29 @@ final class PackedMatmulKernels {
       throw new IllegalArgumentException(
           "x has shape " + Arrays.toString(x.shape()) + "; expected [..., " + layout.rows() + "]");
     }
-    if (inputs.get(1).length() != layout.packedLength()) {
+    INDArray p = inputs.get(1);
+    long block = (long) layout.blockSize() * layout.blockSize();
+    if (p.length() < layout.packedLength() || p.length() % block != 0) {
       throw new IllegalArgumentException(
           "packed has shape "
-              + Arrays.toString(inputs.get(1).shape())
+              + Arrays.toString(p.shape())
               + "; expected "
               + Arrays.toString(layout.packedShape())
-              + " for "
+              + " (or more whole blocks: spare capacity) for "
               + layout);
     }
+  }
+
+  /**
+   * The rows of {@code packed} that hold the layout's kept blocks: the whole array, or the leading
+   * rows of one with spare capacity (MST keeps a phase's largest block count allocated; the slots
+   * after the kept blocks are unused).
+   */
+  static INDArray keptPart(INDArray packed, PackedLayout layout) {
+    if (packed.length() == layout.packedLength()) {
+      return packed;
+    }
+    return PackedBlockLinear.leadingBlocks(packed, layout.keptBlocks(), layout.blockSize());
   }
 
   /**
@@ -84,16 +110,22 @@ final class PackedMatmulKernels {
   static void forward(
       INDArray x, INDArray packed, INDArray bias, PackedLayout layout, INDArray out) {
     INDArray out2 = view2d(out);
+    INDArray kept = keptPart(packed, layout);
     if (out2 != null) {
-      PackedBlockLinear.forwardInto(SparseMatmulKernels.as2d(x), packed, bias, layout, out2);
+      PackedBlockLinear.forwardInto(SparseMatmulKernels.as2d(x), kept, bias, layout, out2);
       return;
     }
-    INDArray y = PackedBlockLinear.forward(SparseMatmulKernels.as2d(x), packed, bias, layout);
+    INDArray y = PackedBlockLinear.forward(SparseMatmulKernels.as2d(x), kept, bias, layout);
     out.assign(y.reshape('c', out.shape()));
     y.close();
   }
 
-  /** dx into dx, dW of the kept blocks into dPacked, and dBias (when not null). */
+  /**
+   * dx into dx, dW of the kept blocks into dPacked (zero in spare slots), and dBias (when not
+   * null); with {@code growthSquares} not null, also adds the squared Frobenius norm of every block
+   * of the dense x^T dy to it (row-major block index; see {@link
+   * PackedBlockLinear#addDenseBlockSquares}).
+   */
   static void backward(
       INDArray x,
       INDArray packed,
@@ -101,8 +133,18 @@ final class PackedMatmulKernels {
       PackedLayout layout,
       INDArray dx,
       INDArray dPacked,
-      INDArray dBias) {
+      INDArray dBias,
+      double[] growthSquares) {
     INDArray dy2 = SparseMatmulKernels.as2d(dy);
+    if (growthSquares != null) {
+      PackedBlockLinear.addDenseBlockSquares(
+          SparseMatmulKernels.as2d(x), dy2, layout.blockSize(), growthSquares);
+    }
+    if (dPacked.length() != layout.packedLength()) {
+      dPacked.assign(0);
+    }
+    packed = keptPart(packed, layout);
+    dPacked = keptPart(dPacked, layout);
     INDArray dx2 = view2d(dx);
     if (dx2 != null) {
       PackedBlockLinear.backwardInto(

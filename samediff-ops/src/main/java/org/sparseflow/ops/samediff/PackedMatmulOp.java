@@ -13,8 +13,10 @@ import org.sparseflow.ops.packed.PackedLayout;
  * SameDiff op {@value #OP_NAME}: y = x W [+ b] with W held only as its kept b x b blocks (packed
  * storage: the graph's weight variable is the [kept b, b] value array, so the updater's state and
  * the saved graph follow density). Inputs: x [..., rows], packed [kept b, b], optional bias [cols].
- * iArgs: [blockSize, rows, cols, kept block indices in row-major order...]. The block set is fixed
- * (static sparsity); gradient: {@link PackedMatmulBpOp}.
+ * iArgs: [blockSize, rows, cols, kept block indices in row-major order...]. The packed variable may
+ * have spare block slots after the kept ones (capacity that MST keeps for a phase). The block set
+ * changes only through {@link #setLayout} (MST's topology steps); gradient: {@link
+ * PackedMatmulBpOp}.
  */
 @AutoService(JavaKernelOp.class)
 public class PackedMatmulOp extends BaseJavaKernelOp {
@@ -48,6 +50,17 @@ public class PackedMatmulOp extends BaseJavaKernelOp {
       layout = PackedMatmulKernels.layout(iArgs(), OP_NAME);
     }
     return layout;
+  }
+
+  /**
+   * Replaces the kept-block layout (and so the iArgs, which a saved graph keeps); the caller
+   * relayouts the packed values to match, as MST does at its topology steps.
+   */
+  public void setLayout(PackedLayout next) {
+    PackedMatmulKernels.checkSameShape(layout(), next, OP_NAME);
+    iArguments.clear();
+    addIArgument(PackedMatmulKernels.iArgs(next));
+    layout = next;
   }
 
   @Override

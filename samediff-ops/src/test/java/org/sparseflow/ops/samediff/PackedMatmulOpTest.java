@@ -201,4 +201,63 @@ class PackedMatmulOpTest {
     String msg = e.getMessage() + (e.getCause() == null ? "" : " " + e.getCause().getMessage());
     assertTrue(msg.contains("packed has shape [16, 16]"), msg);
   }
+
+  /**
+   * Spare capacity (MST holds a phase's largest block count): the values after the kept blocks
+   * change nothing, get a zero gradient; growth scores are the dense gradient's block norms; a new
+   * layout set on the ops is what runs (and what a saved graph keeps).
+   */
+  @Test
+  void spareCapacityGrowthScoresAndNewLayouts() {
+    Nd4j.getRandom().setSeed(8);
+    PackedLayout l = layout(16, 24, 8, 0.5, 3);
+    INDArray w0 = Nd4j.randn(DataType.DOUBLE, 16, 24);
+    SameDiff exact = graph(DataType.DOUBLE, l, w0, null);
+    SameDiff spare = graph(DataType.DOUBLE, l, w0, null);
+    INDArray big = Nd4j.randn(DataType.DOUBLE, (l.keptBlocks() + 2) * 8L, 8); // junk in spare
+    PackedBlockLinear.leadingBlocks(big, l.keptBlocks(), 8).assign(PackedBlockLinear.pack(w0, l));
+    spare.getVariable("w_packed").setArray(big);
+    Map<String, INDArray> ph = new HashMap<>();
+    ph.put("x", Nd4j.randn(DataType.DOUBLE, 5, 16));
+    ph.put("label", Nd4j.randn(DataType.DOUBLE, 5, 24));
+    assertEquals(exact.output(ph, "y").get("y"), spare.output(ph, "y").get("y"));
+    INDArray g = spare.calculateGradients(ph, "w_packed").get("w_packed");
+    INDArray ge = exact.calculateGradients(ph, "w_packed").get("w_packed");
+    assertArrayEquals(big.shape(), g.shape());
+    assertEquals(ge, PackedBlockLinear.leadingBlocks(g, l.keptBlocks(), 8));
+    for (int s = l.keptBlocks(); s < l.keptBlocks() + 2; s++) {
+      assertEquals(0.0, PackedBlockLinear.block(g, s, 8).norm1Number().doubleValue(), 0.0);
+    }
+    // growth scores from the backward op of the gradient function
+    double[] squares = new double[l.blockRows() * l.blockCols()];
+    for (var op : spare.getFunction("grad").getOps().values()) {
+      if (op.getOp() instanceof PackedMatmulBpOp bp) {
+        bp.setGrowthScores(squares);
+      }
+    }
+    spare.calculateGradients(ph, "w_packed");
+    assertTrue(squares[0] > 0 && squares[squares.length - 1] > 0, "every block scored");
+    // a new layout: the ops compute with it
+    PackedLayout next = layout(16, 24, 8, 0.5, 4);
+    for (SameDiff sd : new SameDiff[] {spare, spare.getFunction("grad")}) {
+      for (var op : sd.getOps().values()) {
+        if (op.getOp() instanceof PackedMatmulOp m) {
+          m.setLayout(next);
+        } else if (op.getOp() instanceof PackedMatmulBpOp bp) {
+          bp.setLayout(next);
+          bp.setGrowthScores(null);
+        }
+      }
+    }
+    spare.getVariable("w_packed").setArray(PackedBlockLinear.pack(w0, next));
+    SameDiff ref = graph(DataType.DOUBLE, next, w0, null);
+    assertEquals(ref.output(ph, "y").get("y"), spare.output(ph, "y").get("y"));
+    for (var op : spare.getFunction("grad").getOps().values()) {
+      if (op.getOp() instanceof PackedMatmulBpOp bp) {
+        Exception e =
+            assertThrows(IllegalArgumentException.class, () -> bp.setGrowthScores(new double[1]));
+        assertTrue(e.getMessage().contains("allowed: 6"), e.getMessage());
+      }
+    }
+  }
 }

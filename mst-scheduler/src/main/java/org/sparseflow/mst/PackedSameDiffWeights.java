@@ -1,0 +1,374 @@
+package org.sparseflow.mst;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.nd4j.autodiff.functions.DifferentialFunction;
+import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.internal.SameDiffOp;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.nd4j.linalg.learning.GradientUpdater;
+import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstCore;
+import org.sparseflow.mst.core.Phase;
+import org.sparseflow.mst.core.SparsitySchedule;
+import org.sparseflow.mst.core.TopologyUpdater;
+import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.pattern.MaskPattern;
+import org.sparseflow.ops.samediff.PackedMatmulBpOp;
+import org.sparseflow.ops.samediff.PackedMatmulOp;
+
+/**
+ * MST on SameDiff weights in packed storage ({@code <W>_packed} variables read by {@link
+ * PackedMatmulOp}): the masks are the ops' kept-block layouts, and MST changes them by index.
+ *
+ * <ul>
+ *   <li>Pruning ranks the kept blocks by the L2 norm of their packed values; gradient growth ranks
+ *       the other blocks by the norm of the dense gradient, which the backward ops add up one block
+ *       row at a time on growth steps ({@link PackedMatmulBpOp#setGrowthScores}), so no dense
+ *       weight or gradient array exists.
+ *   <li>At a mask change the packed values and every optimizer state array are moved to the new
+ *       layout: kept blocks keep theirs, grown blocks start at zero (MST's reset), pruned blocks
+ *       leave the arrays, and the ops (graph and gradient function) get the new layout.
+ *   <li>Capacity: each packed variable holds the largest block count its layer reaches in the
+ *       current phase of the schedule, so the arrays are reallocated only when a phase begins (or
+ *       if a layer ever outgrows its capacity); the slots after the kept blocks are zero.
+ * </ul>
+ *
+ * <p>The MST layer name of a packed weight is its original variable name (without {@code _packed}),
+ * in the x·W orientation of the packed op.
+ */
+final class PackedSameDiffWeights {
+
+  private static final String SUFFIX = "_packed";
+
+  /** One packed weight: its variable and current layout. */
+  private static final class Weight {
+    final String variable;
+    PackedLayout layout;
+    int capacity; // block slots of the variable's array
+
+    Weight(String variable, PackedLayout layout, int capacity) {
+      this.variable = variable;
+      this.layout = layout;
+      this.capacity = capacity;
+    }
+  }
+
+  private final SameDiff graph;
+  private final Map<String, Weight> weights = new LinkedHashMap<>();
+  private final Map<String, double[]> growthSquares = new LinkedHashMap<>();
+  private Phase capacityPhase;
+
+  private PackedSameDiffWeights(SameDiff graph) {
+    this.graph = graph;
+  }
+
+  /** The packed weights of {@code graph} that {@code core}'s config selects (may be none). */
+  static PackedSameDiffWeights of(SameDiff graph, MstCore core) {
+    PackedSameDiffWeights p = new PackedSameDiffWeights(graph);
+    for (SameDiffOp op : graph.getOps().values()) {
+      if (!(op.getOp() instanceof PackedMatmulOp m)) {
+        continue;
+      }
+      String var = op.getInputsToOp().get(1);
+      String name = var.endsWith(SUFFIX) ? var.substring(0, var.length() - SUFFIX.length()) : var;
+      if (!core.config().selects(name)) {
+        continue;
+      }
+      Weight prev = p.weights.get(name);
+      if (prev != null && !prev.layout.equals(m.layout())) {
+        throw new IllegalArgumentException(
+            "packed weight '"
+                + var
+                + "' is read by ops with two layouts; MST needs one per weight");
+      }
+      int b = m.layout().blockSize();
+      int slots = (int) (graph.getArrForVarName(var).length() / ((long) b * b));
+      p.weights.put(name, new Weight(var, m.layout(), slots));
+    }
+    return p;
+  }
+
+  boolean isEmpty() {
+    return weights.isEmpty();
+  }
+
+  /** Whether {@code variable} is one of the packed variables MST drives. */
+  boolean isPackedVariable(String variable) {
+    for (Weight w : weights.values()) {
+      if (w.variable.equals(variable)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The MST layer name of a packed variable, or null. */
+  String layerOf(String variable) {
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      if (e.getValue().variable.equals(variable)) {
+        return e.getKey();
+      }
+    }
+    return null;
+  }
+
+  /** Registers every packed weight with the core, in the packed ops' orientation. */
+  void register(MstCore core) {
+    MaskPattern p = MaskPattern.parse(core.config().getPattern());
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      PackedLayout l = e.getValue().layout;
+      if (p.kind() != MaskPattern.Kind.BLOCK || p.blockSize() != l.blockSize()) {
+        throw new IllegalArgumentException(
+            "MST config: field 'pattern' is "
+                + p
+                + " but weight '"
+                + e.getKey()
+                + "' is packed in blocks of "
+                + l.blockSize()
+                + "; allowed: block"
+                + l.blockSize());
+      }
+      core.register(e.getKey(), (int) l.rows(), (int) l.cols());
+    }
+  }
+
+  /**
+   * Packed storage holds only kept blocks, so a schedule that starts denser than the layouts would
+   * grow zero blocks back at once: the run must start sparse.
+   */
+  static void checkSparseStart(MstCore core, String example) {
+    SparsitySchedule s = core.config().getSchedule();
+    if (s.getInitialSparsity() < s.getUltraSparsity()) {
+      throw new IllegalArgumentException(
+          "MST schedule: initialSparsity = "
+              + s.getInitialSparsity()
+              + " (a dense warm-up) on packed weight '"
+              + example
+              + "'; packed storage keeps only the kept blocks, so MST on it starts sparse: allowed:"
+              + " initialSparsity >= ultraSparsity ("
+              + s.getUltraSparsity()
+              + "; MstConfig.withSparseStart(), train --sparse-start), or storage: masked");
+    }
+  }
+
+  /** The layouts as MST masks (the start of a fresh run). */
+  Map<String, LayerMask> masks(MaskPattern pattern) {
+    Map<String, LayerMask> out = new LinkedHashMap<>();
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      PackedLayout l = e.getValue().layout;
+      BitSet on = new BitSet();
+      for (int u : l.keptRowMajor()) {
+        on.set(u);
+      }
+      out.put(e.getKey(), new LayerMask(e.getKey(), (int) l.rows(), (int) l.cols(), pattern, on));
+    }
+    return out;
+  }
+
+  /** After a restore: the ops' layouts (saved with the graph) must be MST's saved masks. */
+  void checkMatches(Map<String, LayerMask> masks) {
+    Map<String, LayerMask> mine = masks(masks.values().iterator().next().pattern());
+    for (Map.Entry<String, LayerMask> e : mine.entrySet()) {
+      if (!e.getValue().activeBits().equals(masks.get(e.getKey()).activeBits())) {
+        throw new IllegalStateException(
+            "the saved graph's packed layout of '"
+                + e.getKey()
+                + "' differs from the saved MST mask; the checkpoint's graph and MST state do not"
+                + " belong together");
+      }
+    }
+  }
+
+  /** Per layer: the L2 norm of each kept block's values (0 for the other blocks). */
+  Map<String, double[]> weightScores() {
+    Map<String, double[]> out = new LinkedHashMap<>();
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      Weight w = e.getValue();
+      PackedLayout l = w.layout;
+      int b = l.blockSize();
+      INDArray values =
+          PackedBlockLinear.leadingBlocks(graph.getArrForVarName(w.variable), l.keptBlocks(), b);
+      INDArray norms = values.reshape('c', l.keptBlocks(), (long) b * b).norm2(1);
+      double[] s = new double[l.blockRows() * l.blockCols()];
+      int[] kept = l.keptRowMajor();
+      for (int u : kept) {
+        s[u] = norms.getDouble(l.slotOf(u));
+      }
+      out.put(e.getKey(), s);
+    }
+    return out;
+  }
+
+  /**
+   * Turns the backward ops' dense-gradient block scores on (fresh zeroed sums) for a growth step,
+   * or off.
+   */
+  void collectGrowthScores(boolean on) {
+    growthSquares.clear();
+    for (SameDiff sd : instances()) {
+      for (SameDiffOp op : sd.getOps().values()) {
+        if (op.getOp() instanceof PackedMatmulBpOp bp && op.getInputsToOp().size() > 1) {
+          String layer = layerOf(op.getInputsToOp().get(1));
+          if (layer == null) {
+            continue;
+          }
+          double[] sink = null;
+          if (on) {
+            PackedLayout l = weights.get(layer).layout;
+            sink =
+                growthSquares.computeIfAbsent(
+                    layer, k -> new double[l.blockRows() * l.blockCols()]);
+          }
+          bp.setGrowthScores(sink);
+        }
+      }
+    }
+  }
+
+  /** The dense-gradient L2 norm per block of every layer, from the last growth step. */
+  Map<String, double[]> gradScores() {
+    Map<String, double[]> out = new LinkedHashMap<>();
+    for (Map.Entry<String, double[]> e : growthSquares.entrySet()) {
+      double[] s = e.getValue().clone();
+      for (int i = 0; i < s.length; i++) {
+        s[i] = Math.sqrt(s[i]);
+      }
+      out.put(e.getKey(), s);
+    }
+    return out;
+  }
+
+  /** Packed slot of block {@code unit} of {@code layer} (-1 when not kept). */
+  int slotOf(String layer, int unit) {
+    return weights.get(layer).layout.slotOf(unit);
+  }
+
+  /**
+   * Moves every changed layer to its new mask (values, optimizer state, ops), then fits each
+   * layer's capacity to the phase of step {@code next}.
+   */
+  @SuppressWarnings("rawtypes")
+  void apply(
+      Map<String, TopologyUpdater.Result> res,
+      Map<String, GradientUpdater> updaters,
+      MstCore core,
+      long next) {
+    Map<String, Integer> capacity = capacities(core, next);
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      Weight w = e.getValue();
+      TopologyUpdater.Result r = res == null ? null : res.get(e.getKey());
+      PackedLayout to = w.layout;
+      if (r != null && (r.pruned > 0 || r.grown > 0)) {
+        to = layoutOf(r.mask, w.layout.blockSize());
+      }
+      int cap = Math.max(to.keptBlocks(), capacity == null ? w.capacity : capacity.get(e.getKey()));
+      if (to != w.layout || cap != w.capacity) {
+        move(w, to, cap, updaters == null ? null : updaters.get(w.variable));
+      }
+    }
+  }
+
+  /**
+   * The block capacity of every layer for the phase of step {@code next}: the most blocks its share
+   * of the schedule's target allows over the rest of that phase; null while the phase is the one
+   * the capacities were last fitted to.
+   */
+  private Map<String, Integer> capacities(MstCore core, long next) {
+    SparsitySchedule s = core.config().getSchedule();
+    long total = s.getTotalSteps();
+    Phase phase = s.phaseAt(Math.min(next, total - 1));
+    if (phase == capacityPhase) {
+      return null;
+    }
+    capacityPhase = phase;
+    double least = s.sparsityAt(Math.min(next, total - 1));
+    for (long t = next; t < total && s.phaseAt(t) == phase; t++) {
+      least = Math.min(least, s.sparsityAt(t));
+    }
+    Map<String, Double> targets = core.layerTargets(least);
+    Map<String, Integer> out = new LinkedHashMap<>();
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      PackedLayout l = e.getValue().layout;
+      int units = l.blockRows() * l.blockCols();
+      // + 1: the updater's rounding of a layer's target may keep one unit more
+      int need = (int) Math.ceil(units * (1.0 - targets.get(e.getKey()))) + 1;
+      out.put(e.getKey(), Math.min(units, need));
+    }
+    return out;
+  }
+
+  private static PackedLayout layoutOf(LayerMask m, int b) {
+    BitSet on = m.activeBits();
+    int[] kept = new int[on.cardinality()];
+    int i = 0;
+    for (int u = on.nextSetBit(0); u >= 0; u = on.nextSetBit(u + 1)) {
+      kept[i++] = u;
+    }
+    return PackedLayout.of(m.rows(), m.cols(), b, kept);
+  }
+
+  /** Moves one weight to layout {@code to} with {@code cap} block slots. */
+  private void move(Weight w, PackedLayout to, int cap, GradientUpdater<?> updater) {
+    INDArray now = graph.getArrForVarName(w.variable);
+    INDArray values = PackedBlockLinear.relayout(now, w.layout, to, cap);
+    if (cap == w.capacity) {
+      now.assign(values.reshape(now.shape()));
+    } else {
+      for (SameDiff sd : instances()) {
+        if (sd.hasVariable(w.variable)) {
+          sd.getVariable(w.variable).setArray(values);
+        }
+      }
+    }
+    if (updater != null && updater.getState() != null && !updater.getState().isEmpty()) {
+      Map<String, INDArray> moved = new LinkedHashMap<>();
+      for (Map.Entry<String, INDArray> st : updater.getState().entrySet()) {
+        moved.put(st.getKey(), PackedBlockLinear.relayout(st.getValue(), w.layout, to, cap));
+      }
+      if (cap != w.capacity) {
+        long n = (long) cap * to.blockSize() * to.blockSize();
+        INDArray view = Nd4j.zeros(now.dataType(), 1, updater.getConfig().stateSize(n));
+        updater.setStateViewArray(view, values.shape(), 'c', true);
+      }
+      for (Map.Entry<String, INDArray> st : updater.getState().entrySet()) {
+        st.getValue().assign(moved.get(st.getKey()).reshape(st.getValue().shape()));
+      }
+    }
+    w.layout = to;
+    w.capacity = cap;
+    pushLayout(w);
+  }
+
+  private void pushLayout(Weight w) {
+    for (SameDiff sd : instances()) {
+      for (SameDiffOp op : sd.getOps().values()) {
+        DifferentialFunction f = op.getOp();
+        List<String> in = op.getInputsToOp();
+        if (in == null || in.size() < 2 || !in.get(1).equals(w.variable)) {
+          continue;
+        }
+        if (f instanceof PackedMatmulOp m) {
+          m.setLayout(w.layout);
+        } else if (f instanceof PackedMatmulBpOp bp) {
+          bp.setLayout(w.layout);
+        }
+      }
+    }
+  }
+
+  private List<SameDiff> instances() {
+    List<SameDiff> out = new ArrayList<>();
+    out.add(graph);
+    SameDiff g = graph.getFunction(SameDiffSparseOps.GRAD_FUNCTION);
+    if (g != null && g != graph) {
+      out.add(g);
+    }
+    return out;
+  }
+}
