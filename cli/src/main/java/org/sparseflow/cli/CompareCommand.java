@@ -105,6 +105,8 @@ public final class CompareCommand implements Callable<Integer> {
     o.lrDecay = batch.lrDecay;
     o.gradClip = batch.gradClip;
     o.density = density.density;
+    o.storage = density.storage;
+    o.sparseStart = density.sparseStart;
     o.denseLearningRates = denseLearningRates == null ? List.of() : denseLearningRates;
     o.evalEvery = evalEvery == null ? Math.max(1, steps / 10) : evalEvery;
     o.evalWindows = evalWindowsOption.evalWindows;

@@ -1,11 +1,12 @@
 package org.sparseflow.cli;
 
+import org.sparseflow.train.TrainConfig;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --density}: MST's target density, shared by {@code train} and {@code compare} as a picocli
- * mixin. The preset keeps its phases and mechanics, and every level of its sparsity schedule is
- * rescaled by one rule ({@code MstConfig#withTargetDensity}).
+ * MST's options shared by {@code train} and {@code compare} as a picocli mixin: {@code --density}
+ * (the preset keeps its phases and mechanics, and every level of its sparsity schedule is rescaled
+ * by one rule, {@code MstConfig#withTargetDensity}), {@code --storage} and {@code --sparse-start}.
  */
 final class DensityOption {
 
@@ -16,4 +17,26 @@ final class DensityOption {
           "MST target density at the end of the run, in (0, 1]; the preset's ultra-sparse level"
               + " keeps its ratio to it (default: the preset's).")
   Double density;
+
+  @Option(
+      names = "--storage",
+      paramLabel = "<masked|packed>",
+      description =
+          "Where MST keeps the sparse weights of the SameDiff model: masked (dense arrays and a"
+              + " mask, any schedule; default) or packed (kept blocks only, so weight, gradient"
+              + " and optimizer memory follow density; needs --sparse-start).")
+  String storage = "masked";
+
+  @Option(
+      names = "--sparse-start",
+      description =
+          "MST starts at its ultra-sparse level instead of pruning down from a dense warm-up.")
+  boolean sparseStart;
+
+  /** Copies the options into a run's config. */
+  void applyTo(TrainConfig c) {
+    c.mstDensity = density;
+    c.mstStorage = storage;
+    c.mstSparseStart = sparseStart;
+  }
 }

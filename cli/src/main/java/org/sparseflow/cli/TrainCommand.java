@@ -168,7 +168,7 @@ public final class TrainCommand implements Callable<Integer> {
       c.steps = steps;
       c.seed = seedOption.seed;
       batch.applyTo(c);
-      c.mstDensity = density.density;
+      density.applyTo(c);
       c.evalEvery = evalEvery;
       c.evalWindows = evalWindowsOption.evalWindows;
       c.checkpointEvery = checkpointEvery;

@@ -45,6 +45,12 @@ public final class Comparison implements Stoppable {
     /** MST's target density for the sparse runs (null = the preset's); dense runs ignore it. */
     public Double density;
 
+    /** MST's storage for the sparse runs ({@code masked} or {@code packed}). */
+    public String storage = "masked";
+
+    /** Whether the sparse runs start at MST's ultra-sparse level (no dense warm-up). */
+    public boolean sparseStart;
+
     /**
      * Learning rates of the dense baseline; empty = {@link #learningRate} only. With several, dense
      * trains once per rate and the sparse runs are compared with the best of them (lowest final
@@ -120,6 +126,8 @@ public final class Comparison implements Stoppable {
     c.corpus = options.corpus == null ? Corpus.BUNDLED_NAME : options.corpus;
     c.sparsity = sparsity;
     c.mstDensity = sparsity == null ? null : options.density;
+    c.mstStorage = sparsity == null ? "masked" : options.storage;
+    c.mstSparseStart = sparsity != null && options.sparseStart;
     c.steps = options.steps;
     c.seed = options.seed;
     c.batchSize = options.batchSize;
@@ -140,7 +148,9 @@ public final class Comparison implements Stoppable {
         sparseLabel(options.sparsity)
             + (options.density == null
                 ? ""
-                : "-d" + BigDecimal.valueOf(options.density).stripTrailingZeros().toPlainString());
+                : "-d" + BigDecimal.valueOf(options.density).stripTrailingZeros().toPlainString())
+            + (options.sparseStart ? "-sparse-start" : "")
+            + ("packed".equals(options.storage) ? "-packed" : "");
     Map<String, TrainConfig> variants = new LinkedHashMap<>();
     if (options.denseLearningRates.isEmpty()) {
       variants.put("dense", config(null, options.learningRate));

@@ -36,22 +36,49 @@ final class SparseExecution {
 
   private SparseExecution() {}
 
+  /** Packed storage exists for SameDiff models only; other models refuse it. */
+  static MstConfig refusePacked(boolean packed, MstConfig mst) {
+    if (packed) {
+      throw new IllegalArgumentException(
+          "--storage packed: MST on packed storage runs on the SameDiff models; allowed: a"
+              + " SameDiff model (e.g. gpt-mini), or --storage masked");
+    }
+    return mst;
+  }
+
   /**
    * Rewrites {@code sd} for MST config {@code mst} when its pattern has a kernel that skips work
    * (blockB) and SparseFlow's Java ops run on this backend; returns the MST config to use (with the
    * default include narrowed to the rewritten weights), or {@code mst} unchanged when nothing was
-   * rewritten.
+   * rewritten. With {@code packed} the weights become packed kept-block variables at the schedule's
+   * first level (which must be sparse: {@code MstConfig#withSparseStart}).
    */
-  static MstConfig rewrite(SameDiff sd, MstConfig mst) {
+  static MstConfig rewrite(SameDiff sd, MstConfig mst, boolean packed) {
     PatternSpec spec = PatternSpec.parse(mst.getPattern());
     if (spec.getKind() != MaskPattern.Kind.BLOCK || !Backends.javaKernelsRun()) {
+      if (packed) {
+        throw new IllegalArgumentException(
+            "--storage packed: MST pattern "
+                + mst.getPattern()
+                + (spec.getKind() != MaskPattern.Kind.BLOCK
+                    ? " is not a block pattern"
+                    : " needs SparseFlow's Java ops, which this ND4J backend does not run")
+                + "; allowed: a block pattern (blockB) on the CPU backend, or --storage masked");
+      }
       return mst;
     }
     boolean defaultInclude = mst.getInclude().equals(List.of(".*")) && mst.getExclude().isEmpty();
     List<String> include = defaultInclude ? List.of(GPT_WEIGHTS) : mst.getInclude();
     SparsityConfig sc = new SparsityConfig();
     sc.setPattern(mst.getPattern());
-    sc.setSparsity(0.5); // any: MST sets the masks when it binds; the weights are restored below
+    if (packed) {
+      // packed storage keeps only the kept blocks: they are MST's first masks (a sparse start at
+      // the schedule's first level; MST fits each layer to its share at the first mask step)
+      sc.setStorage("packed");
+      sc.setSparsity(mst.getSchedule().getInitialSparsity());
+    } else {
+      sc.setSparsity(0.5); // any: MST sets the masks when it binds; the weights are restored below
+    }
     sc.setDistribution(DensityDistribution.UNIFORM);
     sc.setKeepFirstDense(false);
     sc.setKeepLastDense(false);

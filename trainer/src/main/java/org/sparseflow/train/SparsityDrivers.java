@@ -38,6 +38,16 @@ public final class SparsityDrivers {
     boolean dense =
         config.sparsity == null || config.sparsity.isBlank() || config.sparsity.equals("dense");
     SparsityConfig fixed = dense ? null : loadStatic(config.sparsity);
+    if ((config.mstSparseStart || "packed".equals(config.mstStorage)) && (dense || fixed != null)) {
+      throw new IllegalArgumentException(
+          "--storage / --sparse-start: they apply to MST runs, but --sparsity is "
+              + (dense
+                  ? "dense"
+                  : config.sparsity + " (a static sparsity config: set storage: in it)")
+              + "; allowed: an MST preset "
+              + MstConfig.PRESETS
+              + " or an MST config file");
+    }
     if (config.mstDensity != null && (dense || fixed != null)) {
       throw new IllegalArgumentException(
           "--density "
@@ -76,16 +86,20 @@ public final class SparsityDrivers {
         }
       };
     }
-    MstConfig mst =
+    MstConfig loaded =
         config.mstDensity == null
             ? loadMst(config.sparsity)
             : loadMst(config.sparsity).withTargetDensity(config.mstDensity);
+    MstConfig mst = config.mstSparseStart ? loaded.withSparseStart() : loaded;
+    boolean packed = "packed".equals(config.mstStorage);
     return new Resolved() {
       @Override
       public Applied apply(TrainableModel model, TrainConfig c) {
         // a SameDiff model is rewritten into SparseFlow ops, so MST's sparsity saves time
         MstConfig effective =
-            model.unwrap() instanceof SameDiff sd ? SparseExecution.rewrite(sd, mst) : mst;
+            model.unwrap() instanceof SameDiff sd
+                ? SparseExecution.rewrite(sd, mst, packed)
+                : SparseExecution.refusePacked(packed, mst);
         return new Applied(model, new MstDriver(effective, label));
       }
 

@@ -41,6 +41,19 @@ public final class TrainConfig {
    */
   public Double mstDensity;
 
+  /**
+   * Where MST's sparse weights live on the SameDiff model: {@code masked} (dense arrays and a mask;
+   * any schedule) or {@code packed} (kept blocks only, so memory follows density; needs {@link
+   * #mstSparseStart}).
+   */
+  public String mstStorage = "masked";
+
+  /**
+   * MST starts at its ultra-sparse level instead of pruning down from a dense warm-up ({@code
+   * MstConfig#withSparseStart}).
+   */
+  public boolean mstSparseStart;
+
   public long seed = 42;
   public int batchSize = 16;
   public int contextLength = 128;
@@ -86,6 +99,15 @@ public final class TrainConfig {
     if (mstDensity != null && !(mstDensity > 0 && mstDensity <= 1)) {
       throw new IllegalArgumentException(
           "--density: " + mstDensity + " is not allowed; allowed: a density in (0, 1]");
+    }
+    if (!"masked".equals(mstStorage) && !"packed".equals(mstStorage)) {
+      throw new IllegalArgumentException(
+          "--storage: " + mstStorage + " is not allowed; allowed: masked, packed");
+    }
+    if ("packed".equals(mstStorage) && !mstSparseStart) {
+      throw new IllegalArgumentException(
+          "--storage packed needs --sparse-start: packed storage holds only the kept blocks, and a"
+              + " dense warm-up would need them all (or use --storage masked)");
     }
     if (mstDeltaT != null && mstDeltaT < 1) {
       throw new IllegalArgumentException("--mst-delta-t: " + mstDeltaT + " must be >= 1");
