@@ -66,7 +66,11 @@ public final class MemoryBenchmark {
 
   private static final List<Double> DEFAULT_SPARSITIES = List.of(0.5, 0.75, 0.9, 0.95);
 
-  @Option(names = "--storages", split = ",", paramLabel = "S", description = "packed and/or masked")
+  @Option(
+      names = "--storages",
+      split = ",",
+      paramLabel = "S",
+      description = "packed and/or masked; with --framework samediff also mst-packed")
   List<String> storages = List.of("packed", "masked");
 
   @Option(names = "--steps", paramLabel = "N", description = "Adam steps per case (>= 1)")
@@ -113,9 +117,14 @@ public final class MemoryBenchmark {
       }
     }
     for (String s : storages) {
-      if (!s.equals("packed") && !s.equals("masked")) {
+      boolean mst = s.equals(SameDiffMemoryCase.MST_PACKED) && framework.equals("samediff");
+      if (!s.equals("packed") && !s.equals("masked") && !mst) {
         throw new IllegalArgumentException(
-            "--storages contains " + s + "; allowed: packed, masked");
+            "--storages contains "
+                + s
+                + "; allowed: packed, masked (and "
+                + SameDiffMemoryCase.MST_PACKED
+                + " with --framework samediff)");
       }
     }
     if (!framework.equals("dl4j") && !framework.equals("samediff")) {

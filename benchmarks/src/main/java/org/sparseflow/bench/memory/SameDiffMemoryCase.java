@@ -1,6 +1,7 @@
 package org.sparseflow.bench.memory;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -18,11 +19,14 @@ import org.sparseflow.examples.gpt.GptConfig;
 import org.sparseflow.examples.gpt.SameDiffGpt;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
+import org.sparseflow.mst.MstListener;
+import org.sparseflow.mst.core.MstConfig;
 
 /**
  * The SameDiff GPT ({@link SameDiffGpt}) in one case of the memory suite: dense, or with its
  * attention and MLP weights rewritten by {@code Sparsify.apply} in masked storage (dense W plus a
- * 0/1 mask constant) or packed storage (a variable of the kept blocks only). Trains a few Adam
+ * 0/1 mask constant) or packed storage (a variable of the kept blocks only), or trained by MST on
+ * packed storage ({@value #MST_PACKED}: the arrays follow MST's kept blocks). Trains a few Adam
  * steps and counts:
  *
  * <ul>
@@ -45,6 +49,9 @@ final class SameDiffMemoryCase {
   private static final Pattern IN_SCOPE =
       Pattern.compile(SameDiffGpt.BLOCK_WEIGHTS + "(_packed|_mask)?");
 
+  /** The storage name of MST on packed storage. */
+  static final String MST_PACKED = "mst-packed";
+
   private SameDiffMemoryCase() {}
 
   static Map<String, String> run(
@@ -61,7 +68,12 @@ final class SameDiffMemoryCase {
       int[] tokens = tok.encode(corpus.text());
       GptConfig c = size.config(tok.vocabSize(), seed);
       sd = SameDiffGpt.build(c, new Adam(1e-3));
-      if (!storage.equals("dense")) {
+      if (storage.equals(MST_PACKED)) {
+        MstConfig mst = mstConfig(pattern, density, steps);
+        double start = 1.0 - mst.getSchedule().getInitialSparsity();
+        Sparsify.apply(config("packed", pattern, start, seed), sd);
+        new MstListener(mst).addTo(sd);
+      } else if (!storage.equals("dense")) {
         Sparsify.apply(config(storage, pattern, density, seed), sd);
       }
       BatchSampler sampler = new BatchSampler(tokens, size.batch(), size.context(), seed);
@@ -81,6 +93,19 @@ final class SameDiffMemoryCase {
     count(sd, true, out, "sparse");
     count(sd, false, out, "model");
     return out;
+  }
+
+  /**
+   * MST in packed storage: the block preset aimed at {@code density} at the end, starting sparse
+   * (packed storage), over the case's steps. The counts after the last step are the restoration
+   * phase's capacity, the most the packed arrays hold in the run.
+   */
+  static MstConfig mstConfig(String pattern, double density, int steps) {
+    MstConfig m = MstConfig.preset("mst-gpt-mini-block16").withTargetDensity(density);
+    m.setPattern(pattern);
+    m.setInclude(List.of(SameDiffGpt.BLOCK_WEIGHTS));
+    m.getAttention().setRules(List.of()); // attention stays dense: weight memory only
+    return m.withSparseStart().withTotalSteps(steps);
   }
 
   /** The Sparsify settings of a sparse case: every block's weights at one density. */
