@@ -22,6 +22,7 @@ import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.GradientUpdater;
 import org.nd4j.linalg.learning.config.Adam;
+import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstState;
@@ -194,6 +195,22 @@ class PackedSameDiffMstTest {
     assertTrue(last < first, "trains: loss " + first + " -> " + last);
     // restoration ends denser than the ultra-sparse phase
     assertTrue(mst.core().masks().get("w0").density() > 0.3);
+    // densify unpacks the kept blocks (not the spare slots) into plain weights: same outputs
+    Map<String, INDArray> ph = Map.of("in", d.get(0).getFeatures());
+    INDArray before = sd.output(ph, "y").get("y");
+    assertTrue(
+        sd.getArrForVarName("w0_packed").length()
+            > layoutOf(mst.core().masks().get("w0")).packedLength(),
+        "w0 has spare slots at the end");
+    SameDiff dense = Sparsify.densify(sd);
+    INDArray w0 = dense.getArrForVarName("w0");
+    assertArrayEquals(new long[] {32, 64}, w0.shape());
+    INDArray keep =
+        Nd4j.create(mst.core().masks().get("w0").toElementMask(), new long[] {32, 64}, 'c');
+    assertEquals(
+        0.0, w0.mul(keep.rsub(1)).norm1Number().doubleValue(), 0.0, "zero outside MST's mask");
+    INDArray after = dense.output(ph, "y").get("y");
+    assertTrue(before.equalsWithEps(after, 1e-5), "densified outputs");
   }
 
   @Test

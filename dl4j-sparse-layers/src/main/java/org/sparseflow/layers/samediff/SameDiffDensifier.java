@@ -76,7 +76,11 @@ final class SameDiffDensifier {
             n -> {
               String base = n.replaceFirst("_packed(_\\d+)?$", "");
               String name = sd.hasVariable(base) ? sd.generateNewVarName(base, 0) : base;
-              return sd.var(name, PackedBlockLinear.unpack(sd.getArrForVarName(n), p.layout()));
+              // MST may hold spare block slots after the kept ones: only the kept ones unpack
+              INDArray values =
+                  PackedBlockLinear.leadingBlocks(
+                      sd.getArrForVarName(n), p.layout().keptBlocks(), p.layout().blockSize());
+              return sd.var(name, PackedBlockLinear.unpack(values, p.layout()));
             });
     replaceWithMatmul(sd, op, sd.getVariable(in.get(0)), w, in.size() > 2 ? in.get(2) : null);
   }
