@@ -79,25 +79,20 @@ public final class TopologyUpdater {
       GrowMode growMode,
       double gradRandomRatio,
       SplitMix64 rng) {
-    Args.sparsity("targetSparsity of " + mask.name(), targetSparsity);
-    Args.unit("dropFraction", dropFraction);
     int len = mask.rows() * mask.cols();
-    if (weights == null || weights.length != len) {
-      throw Args.bad(
-          "weights of " + mask.name(),
-          weights == null ? null : weights.length + " values",
-          len + " values (row-major " + mask.rows() + "x" + mask.cols() + ")");
-    }
-    boolean needGrad = growMode == GrowMode.GRADIENT || growMode == GrowMode.MIXED;
-    if (needGrad && (denseGrad == null || denseGrad.length != len)) {
-      throw Args.bad(
-          "denseGrad of " + mask.name(),
-          denseGrad == null ? null : denseGrad.length + " values",
-          len + " values: grow mode " + growMode + " needs the dense gradient");
-    }
-    if (!(gradRandomRatio >= 0)) {
-      throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
-    }
+    checkArgs(
+        mask,
+        "weights",
+        weights == null ? -1 : weights.length,
+        len + " values (row-major " + mask.rows() + "x" + mask.cols() + ")",
+        "denseGrad",
+        denseGrad == null ? -1 : denseGrad.length,
+        len + " values: grow mode " + growMode + " needs the dense gradient",
+        len,
+        targetSparsity,
+        dropFraction,
+        growMode,
+        gradRandomRatio);
     if (mask.pattern().kind() == MaskPattern.Kind.NM) {
       return updateNm(mask, weights, denseGrad, dropFraction, growMode, gradRandomRatio, rng);
     }
@@ -130,8 +125,6 @@ public final class TopologyUpdater {
       GrowMode growMode,
       double gradRandomRatio,
       SplitMix64 rng) {
-    Args.sparsity("targetSparsity of " + mask.name(), targetSparsity);
-    Args.unit("dropFraction", dropFraction);
     if (mask.pattern().kind() == MaskPattern.Kind.NM) {
       throw Args.bad(
           "pattern of " + mask.name(),
@@ -139,22 +132,19 @@ public final class TopologyUpdater {
           "a block or element pattern for unit scores");
     }
     int units = mask.unitCount();
-    if (weightScores == null || weightScores.length != units) {
-      throw Args.bad(
-          "weightScores of " + mask.name(),
-          weightScores == null ? null : weightScores.length + " values",
-          units + " values (one per mask unit)");
-    }
-    boolean needGrad = growMode == GrowMode.GRADIENT || growMode == GrowMode.MIXED;
-    if (needGrad && (gradScores == null || gradScores.length != units)) {
-      throw Args.bad(
-          "gradScores of " + mask.name(),
-          gradScores == null ? null : gradScores.length + " values",
-          units + " values: grow mode " + growMode + " needs the gradient scores");
-    }
-    if (!(gradRandomRatio >= 0)) {
-      throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
-    }
+    checkArgs(
+        mask,
+        "weightScores",
+        weightScores == null ? -1 : weightScores.length,
+        units + " values (one per mask unit)",
+        "gradScores",
+        gradScores == null ? -1 : gradScores.length,
+        units + " values: grow mode " + growMode + " needs the gradient scores",
+        units,
+        targetSparsity,
+        dropFraction,
+        growMode,
+        gradRandomRatio);
     return byScores(
         mask,
         weightScores,
@@ -164,6 +154,43 @@ public final class TopologyUpdater {
         growMode,
         gradRandomRatio,
         rng);
+  }
+
+  /**
+   * The checks of both updates: the weight input has {@code len} entries (-1: missing), the
+   * gradient input too when the grow mode ranks by gradient, and the scalar arguments are in range.
+   */
+  private static void checkArgs(
+      LayerMask mask,
+      String weightName,
+      int weightLength,
+      String weightAllowed,
+      String gradName,
+      int gradLength,
+      String gradAllowed,
+      int len,
+      double targetSparsity,
+      double dropFraction,
+      GrowMode growMode,
+      double gradRandomRatio) {
+    Args.sparsity("targetSparsity of " + mask.name(), targetSparsity);
+    Args.unit("dropFraction", dropFraction);
+    if (weightLength != len) {
+      throw Args.bad(
+          weightName + " of " + mask.name(),
+          weightLength < 0 ? null : weightLength + " values",
+          weightAllowed);
+    }
+    boolean needGrad = growMode == GrowMode.GRADIENT || growMode == GrowMode.MIXED;
+    if (needGrad && gradLength != len) {
+      throw Args.bad(
+          gradName + " of " + mask.name(),
+          gradLength < 0 ? null : gradLength + " values",
+          gradAllowed);
+    }
+    if (!(gradRandomRatio >= 0)) {
+      throw Args.bad("gradRandomRatio", gradRandomRatio, "a number >= 0");
+    }
   }
 
   private static Result byScores(
