@@ -299,10 +299,21 @@ class SparseSameDiffMstTest {
     assertEquals(Trainer.Status.COMPLETED, a.status());
     assertTrue(a.density() < 0.5, "density " + a.density());
 
-    Trainer first = Experiments.start(trainConfig(), tmp.resolve("cut")).progress(quiet, false, "");
+    resumesExactly(trainConfig(), a, tmp, 4);
+  }
+
+  /**
+   * Runs {@code c} into {@code tmp/cut}, stops it after step {@code stopAt}, resumes it, and checks
+   * that it ends as the uninterrupted run {@code full} (in {@code tmp/full}) did: the same losses
+   * and FLOPs and bit-identical trainable arrays. Returns how many trainable variables matched.
+   */
+  static int resumesExactly(TrainConfig c, Trainer.Result full, Path tmp, int stopAt)
+      throws Exception {
+    PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
+    Trainer first = Experiments.start(c, tmp.resolve("cut")).progress(quiet, false, "");
     first.addListener(
         (t, step, rec) -> {
-          if (step == 4) {
+          if (step == stopAt) {
             t.requestStop();
           }
         });
@@ -310,16 +321,19 @@ class SparseSameDiffMstTest {
     Trainer.Result b =
         Experiments.resume(tmp.resolve("cut"), null).progress(quiet, false, "").run();
     assertEquals(Trainer.Status.COMPLETED, b.status());
-    assertEquals(a.trainLoss(), b.trainLoss(), 0.0);
-    assertEquals(a.valLoss(), b.valLoss(), 0.0);
-    assertEquals(a.flops(), b.flops(), 0.0);
+    assertEquals(full.trainLoss(), b.trainLoss(), 0.0);
+    assertEquals(full.valLoss(), b.valLoss(), 0.0);
+    assertEquals(full.flops(), b.flops(), 0.0);
     SameDiff sa = load(tmp.resolve("full"));
     SameDiff sb = load(tmp.resolve("cut"));
+    int n = 0;
     for (var v : sa.variables()) {
       if (v.getVariableType() == VariableType.VARIABLE) {
         assertArrayEquals(bits(v.getArr()), bits(sb.getArrForVarName(v.name())), v.name());
+        n++;
       }
     }
+    return n;
   }
 
   static SameDiff load(Path run) throws Exception {
