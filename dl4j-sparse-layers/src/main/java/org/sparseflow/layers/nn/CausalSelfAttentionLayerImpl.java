@@ -98,16 +98,24 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
     return packedLayouts.computeIfAbsent(
         weightKey,
         k -> {
-          int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
-          long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
           int b =
               SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern())
                   .getBlockSize();
-          return PackedLayout.of(rows, layerConf().getNOut(), b, src[i]);
+          return PackedLayout.of(projectionRows(k), layerConf().getNOut(), b, layoutOf(src, k));
         });
   }
 
   private static final String[] PROJ_WEIGHTS = {"Wq", "Wk", "Wv", "Wo"};
+
+  /** Rows of projection weight {@code weightKey}: nOut for "Wo", nIn for "Wq", "Wk", "Wv". */
+  private long projectionRows(String weightKey) {
+    return weightKey.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
+  }
+
+  /** The configured layout array of projection weight {@code weightKey} in {@code layouts}. */
+  private static int[] layoutOf(int[][] layouts, String weightKey) {
+    return layouts[Arrays.asList(PROJ_WEIGHTS).indexOf(weightKey)];
+  }
 
   /** The configuration's projection layouts; clears the layout caches when they changed. */
   private int[][] currentLayouts() {
@@ -136,9 +144,8 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
     return packedNmLayouts.computeIfAbsent(
         weightKey,
         k -> {
-          int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
-          long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
-          return PackedNmLayout.of(rows, layerConf().getNOut(), ps.getN(), ps.getM(), src[i]);
+          return PackedNmLayout.of(
+              projectionRows(k), layerConf().getNOut(), ps.getN(), ps.getM(), layoutOf(src, k));
         });
   }
 
