@@ -13,7 +13,6 @@ import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
@@ -285,21 +284,21 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-    cache.clear();
-    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
-    INDArray out;
-    // training: compute in the ACTIVATIONS workspace and keep the state for backprop (see
-    // ForwardCache)
-    try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
-      Fwd f = forward(training, mgr);
-      INDArray a2 =
-          identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
-      out = fromRows(a2, f.b, f.t);
-      if (ws != null) {
-        cache.put(input, f);
-      }
-    }
-    return mgr.leverageTo(ArrayType.ACTIVATIONS, out);
+    // training: compute in the ACTIVATIONS workspace and keep the state for backprop
+    return activateCaching(
+        training,
+        mgr,
+        cache,
+        ws -> {
+          Fwd f = forward(training, mgr);
+          INDArray a2 =
+              identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
+          INDArray out = fromRows(a2, f.b, f.t);
+          if (ws != null) {
+            cache.put(input, f);
+          }
+          return out;
+        });
   }
 
   private boolean identity() {

@@ -9,7 +9,6 @@ import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.api.buffer.DataType;
-import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -69,31 +68,33 @@ public class SparseDenseLayerImpl extends SparseFlowLayerImpl<SparseDenseLayer>
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-    cache.clear();
-    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
-    INDArray a;
-    try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
-      INDArray z = preOutput(training, mgr);
-      if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
-        INDArray gelu = GeluKernels.forward(z);
-        cache.put(input, new Fwd(z, gelu));
-        // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
-        a = gelu.dup();
-      } else if (ws != null) {
-        cache.put(input, new Fwd(z, null));
-        a =
-            layerConf()
-                .getActivationFn()
-                .getActivation(z.dup(), training); // activations work in place
-      } else {
-        a = layerConf().getActivationFn().getActivation(z, training);
-      }
-      if (maskArray != null && input.rank() == 2) {
-        applyMask(a);
-      }
-      a = toInputLayout(a);
-    }
-    return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
+    return activateCaching(
+        training,
+        mgr,
+        cache,
+        ws -> {
+          INDArray a;
+          INDArray z = preOutput(training, mgr);
+          if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
+            INDArray gelu = GeluKernels.forward(z);
+            cache.put(input, new Fwd(z, gelu));
+            // the next layer may overwrite its input in place (DL4J's input-modification
+            // optimisation)
+            a = gelu.dup();
+          } else if (ws != null) {
+            cache.put(input, new Fwd(z, null));
+            a =
+                layerConf()
+                    .getActivationFn()
+                    .getActivation(z.dup(), training); // activations work in place
+          } else {
+            a = layerConf().getActivationFn().getActivation(z, training);
+          }
+          if (maskArray != null && input.rank() == 2) {
+            applyMask(a);
+          }
+          return toInputLayout(a);
+        });
   }
 
   @Override
