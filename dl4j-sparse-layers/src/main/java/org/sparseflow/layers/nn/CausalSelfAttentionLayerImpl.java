@@ -13,6 +13,7 @@ import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.activations.impl.ActivationIdentity;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
@@ -285,20 +286,22 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
     // training: compute in the ACTIVATIONS workspace and keep the state for backprop
-    return activateCaching(
-        training,
-        mgr,
-        cache,
-        ws -> {
-          Fwd f = forward(training, mgr);
-          INDArray a2 =
-              identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
-          INDArray out = fromRows(a2, f.b, f.t);
-          if (ws != null) {
-            cache.put(input, f);
-          }
-          return out;
-        });
+    return activateCaching(training, mgr, cache, ws -> cachingForward(training, mgr, ws));
+  }
+
+  /**
+   * The forward pass of {@link #activate} inside its workspace: the output, and the state kept for
+   * backprop when {@code ws} is open (training).
+   */
+  private INDArray cachingForward(boolean training, LayerWorkspaceMgr mgr, MemoryWorkspace ws) {
+    Fwd f = forward(training, mgr);
+    INDArray a2 =
+        identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
+    INDArray out = fromRows(a2, f.b, f.t);
+    if (ws != null) {
+      cache.put(input, f);
+    }
+    return out;
   }
 
   private boolean identity() {

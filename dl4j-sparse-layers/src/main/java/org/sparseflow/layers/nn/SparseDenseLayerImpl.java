@@ -9,6 +9,7 @@ import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.common.primitives.Pair;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 
@@ -68,33 +69,34 @@ public class SparseDenseLayerImpl extends SparseFlowLayerImpl<SparseDenseLayer>
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-    return activateCaching(
-        training,
-        mgr,
-        cache,
-        ws -> {
-          INDArray a;
-          INDArray z = preOutput(training, mgr);
-          if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
-            INDArray gelu = GeluKernels.forward(z);
-            cache.put(input, new Fwd(z, gelu));
-            // the next layer may overwrite its input in place (DL4J's input-modification
-            // optimisation)
-            a = gelu.dup();
-          } else if (ws != null) {
-            cache.put(input, new Fwd(z, null));
-            a =
-                layerConf()
-                    .getActivationFn()
-                    .getActivation(z.dup(), training); // activations work in place
-          } else {
-            a = layerConf().getActivationFn().getActivation(z, training);
-          }
-          if (maskArray != null && input.rank() == 2) {
-            applyMask(a);
-          }
-          return toInputLayout(a);
-        });
+    return activateCaching(training, mgr, cache, ws -> cachingForward(training, mgr, ws));
+  }
+
+  /**
+   * The forward pass of {@link #activate} inside its workspace: the activations, and the state kept
+   * for backprop when {@code ws} is open (training).
+   */
+  private INDArray cachingForward(boolean training, LayerWorkspaceMgr mgr, MemoryWorkspace ws) {
+    INDArray a;
+    INDArray z = preOutput(training, mgr);
+    if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
+      INDArray gelu = GeluKernels.forward(z);
+      cache.put(input, new Fwd(z, gelu));
+      // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
+      a = gelu.dup();
+    } else if (ws != null) {
+      cache.put(input, new Fwd(z, null));
+      a =
+          layerConf()
+              .getActivationFn()
+              .getActivation(z.dup(), training); // activations work in place
+    } else {
+      a = layerConf().getActivationFn().getActivation(z, training);
+    }
+    if (maskArray != null && input.rank() == 2) {
+      applyMask(a);
+    }
+    return toInputLayout(a);
   }
 
   @Override
