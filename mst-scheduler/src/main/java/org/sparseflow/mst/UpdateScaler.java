@@ -4,7 +4,6 @@ import java.nio.FloatBuffer;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.IntUnaryOperator;
-import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.impl.transforms.pairwise.arithmetic.Axpy;
@@ -12,6 +11,7 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 
 /**
@@ -164,14 +164,7 @@ final class UpdateScaler {
   private static FloatBuffer floatsOf(INDArray a) {
     long addr = NativeAddress.of(a);
     long span = 1 + (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1);
-    FloatPointer f =
-        new FloatPointer() {
-          {
-            address = addr;
-          }
-        };
-    f.capacity(span).limit(span);
-    return f.asBuffer();
+    return RawPointers.floatBuffer(addr, span);
   }
 
   private INDArray correctionBuffer(String name, INDArray like) {

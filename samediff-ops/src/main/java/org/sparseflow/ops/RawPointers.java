@@ -9,7 +9,8 @@ import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 
 /**
- * JavaCPP pointers at raw native addresses, for BLAS calls on sub-matrices of ND4J arrays. One set
+ * JavaCPP pointers at raw native addresses, for BLAS calls on sub-matrices of ND4J arrays and for
+ * bulk copies between Java arrays and an array's native memory ({@code get}/{@code put}). One set
  * of three per thread (slots 0, 1, 2: the A, B, C operands of one call), re-aimed for every call:
  * the attention and block-sparse kernels make tens of thousands of small BLAS calls per training
  * step, and a fresh pointer object per operand was the largest source of garbage in a gpt-mini step

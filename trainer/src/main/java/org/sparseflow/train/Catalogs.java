@@ -41,7 +41,7 @@ public final class Catalogs {
               + describe(
                   () -> {
                     ChipSpec c = ChipSpec.builtin(id);
-                    return c.name() + (c.description() == null ? "" : " - " + c.description());
+                    return titled(c.name(), c.description());
                   }));
     }
     for (String id : Hardware.GPUS) {
@@ -51,10 +51,15 @@ public final class Catalogs {
               + describe(
                   () -> {
                     GpuSpec g = GpuSpec.builtin(id);
-                    return g.name() + (g.description() == null ? "" : " - " + g.description());
+                    return titled(g.name(), g.description());
                   }));
     }
     return m;
+  }
+
+  /** "name - description", or the name alone without a description. */
+  private static String titled(String name, String description) {
+    return name + (description == null ? "" : " - " + description);
   }
 
   private static String describe(Supplier<String> s) {

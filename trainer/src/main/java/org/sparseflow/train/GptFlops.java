@@ -27,15 +27,24 @@ public final class GptFlops {
       ls.add(new FlopCounter.Linear(p + "mlp_proj", 4L * c, c));
     }
     ls.add(new FlopCounter.Linear(g.tiedHead() ? "wte" : "lm_head", c, g.vocab()));
+    return counter(g, batch, ls);
+  }
+
+  /**
+   * MST's FLOP model of GPT {@code g} at {@code batch} sequences per step with the given linears
+   * (named as the model names its weights); attention scores and the other dense work follow {@link
+   * FlopCounter}'s GPT formulas.
+   */
+  public static FlopCounter counter(GptConfig g, int batch, List<FlopCounter.Linear> linears) {
     return new FlopCounter(
         (long) batch * g.context(),
-        ls,
+        linears,
         g.layers(),
         batch,
         g.heads(),
         g.headSize(),
         g.context(),
-        FlopCounter.gptExtraDenseFlops(g.layers(), c, g.context(), g.vocab(), batch));
+        FlopCounter.gptExtraDenseFlops(g.layers(), g.dModel(), g.context(), g.vocab(), batch));
   }
 
   /** The GPT architecture of a catalog model name, or null for other models. */

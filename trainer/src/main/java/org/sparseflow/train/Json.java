@@ -1,7 +1,6 @@
 package org.sparseflow.train;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.nd4j.shade.jackson.databind.DeserializationFeature;
@@ -9,6 +8,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.SerializationFeature;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
+import org.sparseflow.ops.config.JsonText;
 
 /** The JSON mapper used for run files (ND4J's shaded Jackson, so no extra dependency). */
 public final class Json {
@@ -22,19 +22,11 @@ public final class Json {
   private Json() {}
 
   public static String pretty(Object o) {
-    try {
-      return MAPPER.writeValueAsString(o);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return JsonText.of(() -> MAPPER.writeValueAsString(o));
   }
 
   public static String line(Object o) {
-    try {
-      return COMPACT.writeValueAsString(o);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return JsonText.of(() -> COMPACT.writeValueAsString(o));
   }
 
   public static ObjectNode object() {

@@ -13,6 +13,7 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.mst.core.FlopCounter;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
+import org.sparseflow.train.GptFlops;
 
 /**
  * The variants of the MST benchmark and what they share: the gpt-mini setup (batch, seed, context),
@@ -84,15 +85,7 @@ final class MstVariants {
       ls.add(new FlopCounter.Linear("wte", g.vocab(), c)); // one-hot x wte in SameDiffGpt (dense)
     } // (ComputationGraphGpt: a lookup, no matmul)
     ls.add(new FlopCounter.Linear("lm_head", c, g.vocab())); // dense
-    return new FlopCounter(
-        (long) BATCH * g.context(),
-        ls,
-        g.layers(),
-        BATCH,
-        g.heads(),
-        g.headSize(),
-        g.context(),
-        FlopCounter.gptExtraDenseFlops(g.layers(), c, g.context(), g.vocab(), BATCH));
+    return GptFlops.counter(g, BATCH, ls);
   }
 
   /**

@@ -35,6 +35,22 @@ public final class Recording {
     return Long.toHexString(addr) + "+" + a.offset() + ":" + a.length();
   }
 
+  /** Appends the shape, data type name and {@link #id} of each non-null array (none if null). */
+  private static void describe(
+      List<INDArray> arrays, List<long[]> shapes, List<String> types, List<String> ids) {
+    if (arrays == null) {
+      return;
+    }
+    for (INDArray a : arrays) {
+      if (a == null) {
+        continue;
+      }
+      shapes.add(a.shape());
+      types.add(a.dataType().name());
+      ids.add(id(a));
+    }
+  }
+
   /** Records one executed op (public so the recording cost can be measured in isolation). */
   public static void record(
       String opName, String category, List<INDArray> in, List<INDArray> out, CustomOp custom) {
@@ -47,26 +63,8 @@ public final class Recording {
         ot = new ArrayList<>(),
         ii = new ArrayList<>(),
         oi = new ArrayList<>();
-    if (in != null) {
-      for (INDArray a : in) {
-        if (a == null) {
-          continue;
-        }
-        is.add(a.shape());
-        it.add(a.dataType().name());
-        ii.add(id(a));
-      }
-    }
-    if (out != null) {
-      for (INDArray a : out) {
-        if (a == null) {
-          continue;
-        }
-        os.add(a.shape());
-        ot.add(a.dataType().name());
-        oi.add(id(a));
-      }
-    }
+    describe(in, is, it, ii);
+    describe(out, os, ot, oi);
     double density = 1.0;
     String pattern = "dense";
     if (opName.startsWith("sparseflow_sparse_matmul")

@@ -1,11 +1,11 @@
 package org.sparseflow.dataflow.capture;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Locale;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.sparseflow.dataflow.graph.SparsityInfo;
+import org.sparseflow.ops.config.JsonText;
 
 /**
  * Shapes-only description of a GPT-style decoder (pre-LayerNorm, GELU MLP, tied embeddings), enough
@@ -324,11 +324,8 @@ public final class GptSpec {
 
   /** JSON form (all fields); {@link #fromJson(String)} is its inverse. */
   public String toJson() {
-    try {
-      return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(this);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return JsonText.of(
+        () -> new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(this));
   }
 
   /** Reads a spec written by {@link #toJson()} (unknown fields are rejected) and validates it. */

@@ -152,11 +152,10 @@ final class SpecReader {
   }
 
   Boolean optionalBoolean(String field) {
-    JsonNode n = root.get(field);
-    if (n == null || n.isNull()) {
+    JsonNode v = sourcedValue(root, field, field);
+    if (v == null) {
       return null;
     }
-    JsonNode v = requireSourced(n, field).get("value");
     if (!v.isBoolean()) {
       throw new IllegalArgumentException(
           origin + ": field '" + field + ".value' must be true or false, got " + v);
@@ -166,14 +165,13 @@ final class SpecReader {
 
   /** A sourced list of [x, y] points, e.g. an efficiency curve. */
   List<double[]> points(String field, boolean required) {
-    JsonNode n = root.get(field);
-    if (n == null || n.isNull()) {
+    JsonNode v = sourcedValue(root, field, field);
+    if (v == null) {
       if (required) {
         throw new IllegalArgumentException(origin + ": missing required field '" + field + "'");
       }
       return null;
     }
-    JsonNode v = requireSourced(n, field).get("value");
     if (!v.isArray() || v.size() == 0) {
       throw new IllegalArgumentException(
           origin + ": field '" + field + ".value' must be a non-empty array of [x, y] pairs");
@@ -194,12 +192,23 @@ final class SpecReader {
     return out;
   }
 
-  private Double sourcedNumber(JsonNode parent, String key, String path, double min, double max) {
+  /**
+   * The "value" of sourced field {@code key} of {@code parent} ({@code path} names it in errors),
+   * or null when the field is absent or null.
+   */
+  private JsonNode sourcedValue(JsonNode parent, String key, String path) {
     JsonNode n = parent.get(key);
     if (n == null || n.isNull()) {
       return null;
     }
-    JsonNode v = requireSourced(n, path).get("value");
+    return requireSourced(n, path).get("value");
+  }
+
+  private Double sourcedNumber(JsonNode parent, String key, String path, double min, double max) {
+    JsonNode v = sourcedValue(parent, key, path);
+    if (v == null) {
+      return null;
+    }
     if (!v.isNumber()) {
       throw new IllegalArgumentException(
           origin + ": field '" + path + ".value' must be a number, got " + v);

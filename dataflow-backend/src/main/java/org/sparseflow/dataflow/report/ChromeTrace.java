@@ -1,7 +1,5 @@
 package org.sparseflow.dataflow.report;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.node.ArrayNode;
@@ -9,6 +7,7 @@ import org.nd4j.shade.jackson.databind.node.ObjectNode;
 import org.sparseflow.dataflow.sim.KernelTiming;
 import org.sparseflow.dataflow.sim.SectionTiming;
 import org.sparseflow.dataflow.sim.SimulationReport;
+import org.sparseflow.ops.config.JsonText;
 
 /**
  * Chrome trace-event JSON (opens in Perfetto / chrome://tracing): one process per report, sections
@@ -74,11 +73,7 @@ public final class ChromeTrace {
     root.put("displayTimeUnit", "ms");
     root.putObject("otherData")
         .put("label", "SIMULATED by SparseFlow dataflow-backend; one micro-batch + optimizer");
-    try {
-      return MAPPER.writeValueAsString(root);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return JsonText.of(() -> MAPPER.writeValueAsString(root));
   }
 
   private static void meta(ArrayNode events, int pid, int tid, String what, String name) {

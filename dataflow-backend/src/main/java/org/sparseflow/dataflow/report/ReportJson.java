@@ -9,6 +9,7 @@ import org.nd4j.shade.jackson.databind.SerializationFeature;
 import org.nd4j.shade.jackson.databind.node.ObjectNode;
 import org.sparseflow.dataflow.api.Comparison;
 import org.sparseflow.dataflow.sim.SimulationReport;
+import org.sparseflow.ops.config.JsonText;
 
 /** JSON form of simulation reports (every document carries "label": "SIMULATED"). */
 public final class ReportJson {
@@ -18,11 +19,7 @@ public final class ReportJson {
   private ReportJson() {}
 
   public static String toJson(SimulationReport r) {
-    try {
-      return MAPPER.writeValueAsString(r);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return JsonText.of(() -> MAPPER.writeValueAsString(r));
   }
 
   public static SimulationReport fromJson(String json) {
@@ -53,11 +50,7 @@ public final class ReportJson {
     root.set("kernelByKernel", MAPPER.valueToTree(c.kernelByKernel()));
     root.set("gpuDense", MAPPER.valueToTree(c.gpuDense()));
     root.set("gpuSparse", MAPPER.valueToTree(c.gpuSparse()));
-    try {
-      return MAPPER.writeValueAsString(root);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return JsonText.of(() -> MAPPER.writeValueAsString(root));
   }
 
   public static void write(Path file, String json) {

@@ -144,40 +144,36 @@ public final class TextReport {
         100 * r.utilisation());
   }
 
+  /** The RESULT line of a dataflow-chip report (either execution mode). */
+  private static String chipLine(String model, SimulationReport r) {
+    return String.format(
+        Locale.ROOT,
+        "RESULT dataflow %s mode=%s chip=%s step_ms=%.3f simulated=true",
+        model,
+        r.mode(),
+        r.target(),
+        r.stepMillis());
+  }
+
+  /** The RESULT line of a one-GPU baseline report ({@code variant} dense or sparse). */
+  private static String baselineLine(String model, String variant, SimulationReport r) {
+    return String.format(
+        Locale.ROOT,
+        "RESULT dataflow %s baseline=%s variant=%s step_ms=%.3f simulated=true",
+        model,
+        r.target(),
+        variant,
+        r.stepMillis());
+  }
+
   /** The machine-readable lines required by the simulate command and the benchmark. */
   public static List<String> resultLines(Comparison c) {
     String m = c.sparseSpec().getName();
     List<String> out = new ArrayList<>();
-    out.add(
-        String.format(
-            Locale.ROOT,
-            "RESULT dataflow %s mode=%s chip=%s step_ms=%.3f simulated=true",
-            m,
-            c.dataflow().mode(),
-            c.dataflow().target(),
-            c.dataflow().stepMillis()));
-    out.add(
-        String.format(
-            Locale.ROOT,
-            "RESULT dataflow %s mode=%s chip=%s step_ms=%.3f simulated=true",
-            m,
-            c.kernelByKernel().mode(),
-            c.kernelByKernel().target(),
-            c.kernelByKernel().stepMillis()));
-    out.add(
-        String.format(
-            Locale.ROOT,
-            "RESULT dataflow %s baseline=%s variant=dense step_ms=%.3f simulated=true",
-            m,
-            c.gpuDense().target(),
-            c.gpuDense().stepMillis()));
-    out.add(
-        String.format(
-            Locale.ROOT,
-            "RESULT dataflow %s baseline=%s variant=sparse step_ms=%.3f simulated=true",
-            m,
-            c.gpuSparse().target(),
-            c.gpuSparse().stepMillis()));
+    out.add(chipLine(m, c.dataflow()));
+    out.add(chipLine(m, c.kernelByKernel()));
+    out.add(baselineLine(m, "dense", c.gpuDense()));
+    out.add(baselineLine(m, "sparse", c.gpuSparse()));
     if (c.gpuCluster() != null) {
       out.add(
           String.format(

@@ -101,7 +101,6 @@ public final class DataflowSimulator {
       }
       attributeKernels(s, t, kt);
     }
-    double step = micro * g.microBatches() + opt;
     List<String> notes = new ArrayList<>();
     notes.add(
         "All times are SIMULATED by an analytical model (docs/dataflow-model.md), not measured.");
@@ -115,21 +114,8 @@ public final class DataflowSimulator {
             chip.tileTokens(),
             g.microBatches(),
             perPass));
-    return new SimulationReport(
-        SimulationReport.SIMULATED,
-        chip.name(),
-        "dataflow-chip",
-        mode.label(),
-        g.name(),
-        g.microBatches(),
-        step,
-        micro,
-        opt,
-        g.stepFlops(),
-        chip.peakFlops(),
-        st,
-        kt,
-        notes);
+    return SimulationReport.ofStep(
+        chip.name(), "dataflow-chip", mode.label(), g, micro, opt, chip.peakFlops(), st, kt, notes);
   }
 
   /**

@@ -103,22 +103,8 @@ public final class GpuSimulator {
               gpu.memCapacityBytes() / 1e9,
               gpu.name()));
     }
-    double step = micro * g.microBatches() + opt;
-    return new SimulationReport(
-        SimulationReport.SIMULATED,
-        gpu.name(),
-        "gpu",
-        "gpu-kernel-by-kernel",
-        g.name(),
-        g.microBatches(),
-        step,
-        micro,
-        opt,
-        g.stepFlops(),
-        gpu.peakFlops(),
-        st,
-        kt,
-        notes);
+    return SimulationReport.ofStep(
+        gpu.name(), "gpu", "gpu-kernel-by-kernel", g, micro, opt, gpu.peakFlops(), st, kt, notes);
   }
 
   /**

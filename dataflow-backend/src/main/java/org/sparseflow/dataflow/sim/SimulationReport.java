@@ -1,6 +1,7 @@
 package org.sparseflow.dataflow.sim;
 
 import java.util.List;
+import org.sparseflow.dataflow.graph.OpGraph;
 
 /**
  * Result of simulating one training step of an op graph on one chip (all numbers SIMULATED).
@@ -37,6 +38,38 @@ public record SimulationReport(
     sections = List.copyOf(sections);
     kernels = List.copyOf(kernels);
     notes = List.copyOf(notes);
+  }
+
+  /**
+   * The SIMULATED report of one optimizer step of {@code g}: {@code g.microBatches()}
+   * forward+backward passes of {@code microBatchSeconds} each, then the optimizer part.
+   */
+  static SimulationReport ofStep(
+      String target,
+      String targetKind,
+      String mode,
+      OpGraph g,
+      double microBatchSeconds,
+      double optimizerSeconds,
+      double peakFlops,
+      List<SectionTiming> sections,
+      List<KernelTiming> kernels,
+      List<String> notes) {
+    return new SimulationReport(
+        SIMULATED,
+        target,
+        targetKind,
+        mode,
+        g.name(),
+        g.microBatches(),
+        microBatchSeconds * g.microBatches() + optimizerSeconds,
+        microBatchSeconds,
+        optimizerSeconds,
+        g.stepFlops(),
+        peakFlops,
+        sections,
+        kernels,
+        notes);
   }
 
   /** Fraction of peak the step achieves with the FLOPs it actually executes. */

@@ -52,20 +52,20 @@ final class SparsityConfigIO {
   }
 
   static String toJson(SparsityConfig c) {
-    try {
-      return JSON.writeValueAsString(c);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(
-          "Cannot write sparsity config as JSON: " + e.getOriginalMessage(), e);
-    }
+    return write(JSON, c, "JSON");
   }
 
   static String toYaml(SparsityConfig c) {
+    return write(YAML, c, "YAML");
+  }
+
+  /** {@code mapper}'s text of {@code c}; a failure names the {@code format}. */
+  private static String write(ObjectMapper mapper, SparsityConfig c, String format) {
     try {
-      return YAML.writeValueAsString(c);
+      return mapper.writeValueAsString(c);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(
-          "Cannot write sparsity config as YAML: " + e.getOriginalMessage(), e);
+          "Cannot write sparsity config as " + format + ": " + e.getOriginalMessage(), e);
     }
   }
 

@@ -98,16 +98,24 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
     return packedLayouts.computeIfAbsent(
         weightKey,
         k -> {
-          int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
-          long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
           int b =
               SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern())
                   .getBlockSize();
-          return PackedLayout.of(rows, layerConf().getNOut(), b, src[i]);
+          return PackedLayout.of(projectionRows(k), layerConf().getNOut(), b, layoutOf(src, k));
         });
   }
 
   private static final String[] PROJ_WEIGHTS = {"Wq", "Wk", "Wv", "Wo"};
+
+  /** Rows of projection weight {@code weightKey}: nOut for "Wo", nIn for "Wq", "Wk", "Wv". */
+  private long projectionRows(String weightKey) {
+    return weightKey.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
+  }
+
+  /** The configured layout array of projection weight {@code weightKey} in {@code layouts}. */
+  private static int[] layoutOf(int[][] layouts, String weightKey) {
+    return layouts[Arrays.asList(PROJ_WEIGHTS).indexOf(weightKey)];
+  }
 
   /** The configuration's projection layouts; clears the layout caches when they changed. */
   private int[][] currentLayouts() {
@@ -136,9 +144,8 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
     return packedNmLayouts.computeIfAbsent(
         weightKey,
         k -> {
-          int i = Arrays.asList(PROJ_WEIGHTS).indexOf(k);
-          long rows = k.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
-          return PackedNmLayout.of(rows, layerConf().getNOut(), ps.getN(), ps.getM(), src[i]);
+          return PackedNmLayout.of(
+              projectionRows(k), layerConf().getNOut(), ps.getN(), ps.getM(), layoutOf(src, k));
         });
   }
 
@@ -278,21 +285,23 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-    cache.clear();
-    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
-    INDArray out;
-    // training: compute in the ACTIVATIONS workspace and keep the state for backprop (see
-    // ForwardCache)
-    try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
-      Fwd f = forward(training, mgr);
-      INDArray a2 =
-          identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
-      out = fromRows(a2, f.b, f.t);
-      if (ws != null) {
-        cache.put(input, f);
-      }
+    // training: compute in the ACTIVATIONS workspace and keep the state for backprop
+    return activateCaching(training, mgr, cache, ws -> cachingForward(training, mgr, ws));
+  }
+
+  /**
+   * The forward pass of {@link #activate} inside its workspace: the output, and the state kept for
+   * backprop when {@code ws} is open (training).
+   */
+  private INDArray cachingForward(boolean training, LayerWorkspaceMgr mgr, MemoryWorkspace ws) {
+    Fwd f = forward(training, mgr);
+    INDArray a2 =
+        identity() ? f.z2 : layerConf().getActivationFn().getActivation(f.z2.dup(), training);
+    INDArray out = fromRows(a2, f.b, f.t);
+    if (ws != null) {
+      cache.put(input, f);
     }
-    return mgr.leverageTo(ArrayType.ACTIVATIONS, out);
+    return out;
   }
 
   private boolean identity() {

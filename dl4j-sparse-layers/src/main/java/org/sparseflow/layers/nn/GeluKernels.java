@@ -1,8 +1,6 @@
 package org.sparseflow.layers.nn;
 
 import java.util.Arrays;
-import org.bytedeco.javacpp.DoublePointer;
-import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.activations.IActivation;
 import org.nd4j.linalg.activations.impl.ActivationGELU;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -10,6 +8,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.impl.transforms.strict.GELU;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.fused.GeluMath;
 
 /**
@@ -60,27 +59,11 @@ final class GeluKernels {
         oa = NativeAddress.of(out);
     if (z.dataType() == DataType.DOUBLE) {
       double[] zv = new double[n], sv = new double[n], ev = new double[n];
-      new DoublePointer() {
-        {
-          address = za;
-        }
-      }.get(zv, 0, n);
-      new DoublePointer() {
-        {
-          address = sa;
-        }
-      }.get(sv, 0, n);
-      new DoublePointer() {
-        {
-          address = ea;
-        }
-      }.get(ev, 0, n);
+      RawPointers.doubleAt(0, za).get(zv, 0, n);
+      RawPointers.doubleAt(0, sa).get(sv, 0, n);
+      RawPointers.doubleAt(0, ea).get(ev, 0, n);
       GeluMath.backward(zv, sv, ev, n);
-      new DoublePointer() {
-        {
-          address = oa;
-        }
-      }.put(ev, 0, n);
+      RawPointers.doubleAt(0, oa).put(ev, 0, n);
       if (columnSums != null) {
         sumColumns(ev, null, z, order, columnSums);
       }
@@ -92,27 +75,11 @@ final class GeluKernels {
         buf[2] = new float[n];
       }
       float[] zv = buf[0], sv = buf[1], ev = buf[2];
-      new FloatPointer() {
-        {
-          address = za;
-        }
-      }.get(zv, 0, n);
-      new FloatPointer() {
-        {
-          address = sa;
-        }
-      }.get(sv, 0, n);
-      new FloatPointer() {
-        {
-          address = ea;
-        }
-      }.get(ev, 0, n);
+      RawPointers.floatAt(0, za).get(zv, 0, n);
+      RawPointers.floatAt(0, sa).get(sv, 0, n);
+      RawPointers.floatAt(0, ea).get(ev, 0, n);
       GeluMath.backward(zv, sv, ev, n);
-      new FloatPointer() {
-        {
-          address = oa;
-        }
-      }.put(ev, 0, n);
+      RawPointers.floatAt(0, oa).put(ev, 0, n);
       if (columnSums != null) {
         sumColumns(null, ev, z, order, columnSums);
       }

@@ -1,12 +1,11 @@
 package org.sparseflow.layers.nn;
 
 import java.util.Arrays;
-import org.bytedeco.javacpp.DoublePointer;
-import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.fused.RowNorm;
 
 /**
@@ -94,27 +93,15 @@ final class LayerNormKernels {
             : sT == 1 && sC == nT && (nB == 1 || sB == nC * nT);
     if (a.dataType() == DataType.DOUBLE) {
       if (canonical) {
-        new DoublePointer() {
-          {
-            address = addr;
-          }
-        }.get(d, 0, n);
+        RawPointers.doubleAt(0, addr).get(d, 0, n);
         return new View(d, nB, nC, nT, rows);
       }
       double[] raw = buffer(3, span);
-      new DoublePointer() {
-        {
-          address = addr;
-        }
-      }.get(raw, 0, span);
+      RawPointers.doubleAt(0, addr).get(raw, 0, span);
       gather(raw, null, d, nB, nC, nT, sB, sC, sT, rows);
     } else {
       float[] f = floats(span);
-      new FloatPointer() {
-        {
-          address = addr;
-        }
-      }.get(f, 0, span);
+      RawPointers.floatAt(0, addr).get(f, 0, span);
       if (canonical) {
         for (int i = 0; i < n; i++) {
           d[i] = f[i];
@@ -169,21 +156,13 @@ final class LayerNormKernels {
     int n = (int) out.length();
     long addr = NativeAddress.of(out);
     if (dataType == DataType.DOUBLE) {
-      new DoublePointer() {
-        {
-          address = addr;
-        }
-      }.put(values, 0, n);
+      RawPointers.doubleAt(0, addr).put(values, 0, n);
     } else if (dataType == DataType.FLOAT) {
       float[] f = floats(n);
       for (int i = 0; i < n; i++) {
         f[i] = (float) values[i];
       }
-      new FloatPointer() {
-        {
-          address = addr;
-        }
-      }.put(f, 0, n);
+      RawPointers.floatAt(0, addr).put(f, 0, n);
     } else {
       out.assign(Nd4j.create(Arrays.copyOf(values, n), shape, 'c').castTo(dataType));
     }
@@ -242,11 +221,7 @@ final class LayerNormKernels {
   /** The elements of a contiguous FLOAT array into {@code into}. */
   static float[] read(INDArray a, float[] into) {
     long addr = NativeAddress.of(a);
-    new FloatPointer() {
-      {
-        address = addr;
-      }
-    }.get(into, 0, (int) a.length());
+    RawPointers.floatAt(0, addr).get(into, 0, (int) a.length());
     return into;
   }
 
@@ -254,11 +229,7 @@ final class LayerNormKernels {
   static INDArray write(float[] values, long[] shape) {
     INDArray out = Nd4j.createUninitialized(DataType.FLOAT, shape, 'c');
     long addr = NativeAddress.of(out);
-    new FloatPointer() {
-      {
-        address = addr;
-      }
-    }.put(values, 0, (int) out.length());
+    RawPointers.floatAt(0, addr).put(values, 0, (int) out.length());
     return out;
   }
 

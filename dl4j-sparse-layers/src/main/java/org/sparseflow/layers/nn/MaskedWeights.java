@@ -99,30 +99,40 @@ final class MaskedWeights {
 
   private final Map<String, Cached> masks = new HashMap<>();
 
-  private int[] layoutSource;
-  private PackedLayout layout;
+  private final LayoutCache<PackedLayout> blockLayouts = new LayoutCache<>(PackedStorage::layout);
+  private final LayoutCache<PackedNmLayout> nmLayouts = new LayoutCache<>(PackedNmStorage::layout);
 
   /** The packed block layout of a layer configuration, rebuilt only when its array changes. */
   PackedLayout layout(MaskedLinearConf conf) {
-    int[] src = conf.getBlockLayout();
-    if (layout == null || !Arrays.equals(src, layoutSource)) {
-      layout = PackedStorage.layout(conf);
-      layoutSource = src;
-    }
-    return layout;
+    return blockLayouts.get(conf);
   }
-
-  private int[] nmSource;
-  private PackedNmLayout nmLayout;
 
   /** The packed n:m layout of a layer configuration (null if not n:m), rebuilt on change. */
   PackedNmLayout nmLayout(MaskedLinearConf conf) {
-    int[] src = conf.getBlockLayout();
-    if (nmLayout == null || !Arrays.equals(src, nmSource)) {
-      nmLayout = PackedNmStorage.layout(conf);
-      nmSource = src;
+    return nmLayouts.get(conf);
+  }
+
+  /**
+   * A layout built from a layer configuration, rebuilt when the configuration's block-layout array
+   * changes (or while it is null).
+   */
+  private static final class LayoutCache<T> {
+    private final Function<MaskedLinearConf, T> build;
+    private int[] source;
+    private T value;
+
+    LayoutCache(Function<MaskedLinearConf, T> build) {
+      this.build = build;
     }
-    return nmLayout;
+
+    T get(MaskedLinearConf conf) {
+      int[] src = conf.getBlockLayout();
+      if (value == null || !Arrays.equals(src, source)) {
+        value = build.apply(conf);
+        source = src;
+      }
+      return value;
+    }
   }
 
   void setDenseRequested(boolean r) {

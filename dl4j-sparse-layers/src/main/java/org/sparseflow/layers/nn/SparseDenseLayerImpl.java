@@ -69,31 +69,34 @@ public class SparseDenseLayerImpl extends SparseFlowLayerImpl<SparseDenseLayer>
 
   @Override
   public INDArray activate(boolean training, LayerWorkspaceMgr mgr) {
-    cache.clear();
-    startForward(training, mgr); // before the borrowed scope: dropout borrows the same workspace
+    return activateCaching(training, mgr, cache, ws -> cachingForward(training, mgr, ws));
+  }
+
+  /**
+   * The forward pass of {@link #activate} inside its workspace: the activations, and the state kept
+   * for backprop when {@code ws} is open (training).
+   */
+  private INDArray cachingForward(boolean training, LayerWorkspaceMgr mgr, MemoryWorkspace ws) {
     INDArray a;
-    try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
-      INDArray z = preOutput(training, mgr);
-      if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
-        INDArray gelu = GeluKernels.forward(z);
-        cache.put(input, new Fwd(z, gelu));
-        // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
-        a = gelu.dup();
-      } else if (ws != null) {
-        cache.put(input, new Fwd(z, null));
-        a =
-            layerConf()
-                .getActivationFn()
-                .getActivation(z.dup(), training); // activations work in place
-      } else {
-        a = layerConf().getActivationFn().getActivation(z, training);
-      }
-      if (maskArray != null && input.rank() == 2) {
-        applyMask(a);
-      }
-      a = toInputLayout(a);
+    INDArray z = preOutput(training, mgr);
+    if (ws != null && GeluKernels.supports(layerConf().getActivationFn(), z.dataType())) {
+      INDArray gelu = GeluKernels.forward(z);
+      cache.put(input, new Fwd(z, gelu));
+      // the next layer may overwrite its input in place (DL4J's input-modification optimisation)
+      a = gelu.dup();
+    } else if (ws != null) {
+      cache.put(input, new Fwd(z, null));
+      a =
+          layerConf()
+              .getActivationFn()
+              .getActivation(z.dup(), training); // activations work in place
+    } else {
+      a = layerConf().getActivationFn().getActivation(z, training);
     }
-    return mgr.leverageTo(ArrayType.ACTIVATIONS, a);
+    if (maskArray != null && input.rank() == 2) {
+      applyMask(a);
+    }
+    return toInputLayout(a);
   }
 
   @Override

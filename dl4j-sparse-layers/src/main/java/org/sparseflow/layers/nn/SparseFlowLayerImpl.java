@@ -1,9 +1,13 @@
 package org.sparseflow.layers.nn;
 
+import java.util.function.Function;
 import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
 import org.deeplearning4j.nn.layers.BaseLayer;
+import org.deeplearning4j.nn.workspace.ArrayType;
 import org.deeplearning4j.nn.workspace.LayerWorkspaceMgr;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.memory.MemoryWorkspace;
+import org.nd4j.linalg.api.ndarray.INDArray;
 
 /**
  * The DL4J layer side shared by the implementations of the {@link SparseFlowFeedForwardLayer}
@@ -23,6 +27,26 @@ abstract class SparseFlowLayerImpl<C extends SparseFlowFeedForwardLayer> extends
   void startForward(boolean training, LayerWorkspaceMgr mgr) {
     assertInputSet(false);
     applyDropOutIfNecessary(training, mgr);
+  }
+
+  /**
+   * An {@code activate} that keeps its forward state for backprop (see {@link ForwardCache}):
+   * clears {@code cache}, starts the forward pass (before the borrowed scope: dropout borrows the
+   * same workspace), runs {@code body} with the ACTIVATIONS workspace of a training pass current
+   * (its argument; null when nothing may be cached) and leverages the result to ACTIVATIONS.
+   */
+  INDArray activateCaching(
+      boolean training,
+      LayerWorkspaceMgr mgr,
+      ForwardCache<?> cache,
+      Function<MemoryWorkspace, INDArray> body) {
+    cache.clear();
+    startForward(training, mgr);
+    INDArray out;
+    try (MemoryWorkspace ws = ForwardCache.openActivations(training, mgr)) {
+      out = body.apply(ws);
+    }
+    return mgr.leverageTo(ArrayType.ACTIVATIONS, out);
   }
 
   @Override

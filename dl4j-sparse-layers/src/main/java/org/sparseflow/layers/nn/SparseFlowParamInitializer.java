@@ -65,20 +65,19 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
 
   @Override
   public List<String> weightKeys(Layer layer) {
-    List<String> keys = new ArrayList<>();
-    for (ParamSpec p : specs(layer)) {
-      if (p.role() == ParamSpec.Role.WEIGHT || p.role() == ParamSpec.Role.PACKED_WEIGHT) {
-        keys.add(p.key());
-      }
-    }
-    return keys;
+    return keysOf(layer, ParamSpec.Role.WEIGHT, ParamSpec.Role.PACKED_WEIGHT);
   }
 
   @Override
   public List<String> biasKeys(Layer layer) {
+    return keysOf(layer, ParamSpec.Role.BIAS, ParamSpec.Role.GAIN);
+  }
+
+  /** The keys of the layer's params with role {@code a} or {@code b}, in param order. */
+  private static List<String> keysOf(Layer layer, ParamSpec.Role a, ParamSpec.Role b) {
     List<String> keys = new ArrayList<>();
     for (ParamSpec p : specs(layer)) {
-      if (p.role() == ParamSpec.Role.BIAS || p.role() == ParamSpec.Role.GAIN) {
+      if (p.role() == a || p.role() == b) {
         keys.add(p.key());
       }
     }

@@ -1,12 +1,11 @@
 package org.sparseflow.layers.nn;
 
-import org.bytedeco.javacpp.DoublePointer;
-import org.bytedeco.javacpp.FloatPointer;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.matmul.SparseLinear;
 import org.sparseflow.ops.pattern.PatternSpec;
@@ -136,22 +135,14 @@ final class SparseKernels {
       SCRATCH.set(v);
     }
     if (a.dataType() == DataType.DOUBLE) {
-      new DoublePointer() {
-        {
-          address = addr;
-        }
-      }.get(v, 0, span);
+      RawPointers.doubleAt(0, addr).get(v, 0, span);
     } else {
       float[] f = FLOAT_SCRATCH.get();
       if (f.length < span) {
         f = new float[span];
         FLOAT_SCRATCH.set(f);
       }
-      new FloatPointer() {
-        {
-          address = addr;
-        }
-      }.get(f, 0, span);
+      RawPointers.floatAt(0, addr).get(f, 0, span);
       for (int i = 0; i < span; i++) {
         v[i] = f[i];
       }

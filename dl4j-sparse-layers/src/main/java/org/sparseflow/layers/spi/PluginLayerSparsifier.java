@@ -35,11 +35,19 @@ public class PluginLayerSparsifier implements LayerSparsifier {
       return Map.of("W", new long[] {o.getNIn(), o.getNOut()});
     }
     CausalSelfAttentionLayer a = (CausalSelfAttentionLayer) layer;
+    return attentionWeightShapes(a.getNIn(), a.getNOut());
+  }
+
+  /**
+   * The projection weights of a {@link CausalSelfAttentionLayer} with {@code nIn} inputs and {@code
+   * nOut} outputs: "Wq", "Wk", "Wv" [nIn, nOut] and "Wo" [nOut, nOut], in that order.
+   */
+  static Map<String, long[]> attentionWeightShapes(long nIn, long nOut) {
     Map<String, long[]> m = new LinkedHashMap<>();
-    m.put("Wq", new long[] {a.getNIn(), a.getNOut()});
-    m.put("Wk", new long[] {a.getNIn(), a.getNOut()});
-    m.put("Wv", new long[] {a.getNIn(), a.getNOut()});
-    m.put("Wo", new long[] {a.getNOut(), a.getNOut()});
+    m.put("Wq", new long[] {nIn, nOut});
+    m.put("Wk", new long[] {nIn, nOut});
+    m.put("Wv", new long[] {nIn, nOut});
+    m.put("Wo", new long[] {nOut, nOut});
     return m;
   }
 

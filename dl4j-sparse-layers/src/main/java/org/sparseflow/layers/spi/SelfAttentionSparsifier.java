@@ -2,7 +2,6 @@ package org.sparseflow.layers.spi;
 
 import com.google.auto.service.AutoService;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.deeplearning4j.nn.conf.GradientNormalization;
 import org.deeplearning4j.nn.conf.layers.Layer;
@@ -36,12 +35,7 @@ public class SelfAttentionSparsifier implements LayerSparsifier {
   @Override
   public Map<String, long[]> weightShapes(Layer layer) {
     SelfAttentionLayer s = (SelfAttentionLayer) layer;
-    Map<String, long[]> m = new LinkedHashMap<>();
-    m.put("Wq", new long[] {s.getNIn(), s.getNOut()});
-    m.put("Wk", new long[] {s.getNIn(), s.getNOut()});
-    m.put("Wv", new long[] {s.getNIn(), s.getNOut()});
-    m.put("Wo", new long[] {s.getNOut(), s.getNOut()});
-    return m;
+    return PluginLayerSparsifier.attentionWeightShapes(s.getNIn(), s.getNOut());
   }
 
   @Override

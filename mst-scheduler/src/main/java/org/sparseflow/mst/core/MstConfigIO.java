@@ -11,6 +11,7 @@ import org.nd4j.shade.jackson.databind.JsonNode;
 import org.nd4j.shade.jackson.databind.ObjectMapper;
 import org.nd4j.shade.jackson.databind.SerializationFeature;
 import org.nd4j.shade.jackson.dataformat.yaml.YAMLFactory;
+import org.sparseflow.ops.config.JsonText;
 import org.sparseflow.ops.config.StrictConfigReader;
 import org.sparseflow.ops.config.StrictConfigReader.Format;
 
@@ -129,16 +130,20 @@ final class MstConfigIO {
   }
 
   static String toJson(MstConfig c) {
-    try {
-      return JSON.writeValueAsString(c);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    return text(() -> JSON.writeValueAsString(c));
   }
 
   static String toYaml(MstConfig c) {
+    return text(() -> YAML.writeValueAsString(c));
+  }
+
+  /**
+   * The text {@code writing} produces (MST configs, states and update records); a Jackson failure
+   * as IllegalStateException.
+   */
+  static String text(JsonText.Writing writing) {
     try {
-      return YAML.writeValueAsString(c);
+      return writing.write();
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }

@@ -114,11 +114,7 @@ public final class MstState {
   public MstState() {}
 
   public String toJson() {
-    try {
-      return MstConfigIO.JSON.writeValueAsString(this);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    return MstConfigIO.text(() -> MstConfigIO.JSON.writeValueAsString(this));
   }
 
   public byte[] toBytes() {

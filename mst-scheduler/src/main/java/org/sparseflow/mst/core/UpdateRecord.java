@@ -36,14 +36,12 @@ public final class UpdateRecord {
   public double loss = Double.NaN;
 
   public String toJsonLine() {
-    try {
-      return MstConfigIO.JSON
-          .writer()
-          .without(SerializationFeature.INDENT_OUTPUT)
-          .writeValueAsString(this);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
+    return MstConfigIO.text(
+        () ->
+            MstConfigIO.JSON
+                .writer()
+                .without(SerializationFeature.INDENT_OUTPUT)
+                .writeValueAsString(this));
   }
 
   public static UpdateRecord fromJson(String line) {

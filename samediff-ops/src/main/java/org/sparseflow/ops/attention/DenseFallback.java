@@ -13,15 +13,20 @@ final class DenseFallback {
 
   private DenseFallback() {}
 
-  /** Masked scaled scores [B,H,T,T] and their row log-sum-exp [B,H,T,1]. */
-  private static INDArray[] scores(INDArray q, INDArray k, BlockLayout layout, double scale) {
+  /**
+   * The attention probabilities P = exp(S - lse) [B,H,T,T] of the masked scaled scores S, and the
+   * row log-sum-exp lse [B,H,T,1] of S.
+   */
+  private static INDArray[] probabilities(
+      INDArray q, INDArray k, BlockLayout layout, double scale) {
     INDArray s = Nd4j.matmul(q, k, false, true, false).muli(scale);
     INDArray bias = SparseAttention.maskBias(layout, (int) q.size(1), q.dataType());
     s.addi(bias.reshape(1, q.size(1), q.size(2), q.size(2)).broadcast(s.shape()));
     INDArray max = s.max(true, 3);
     INDArray shifted = s.sub(max.broadcast(s.shape()));
     INDArray lse = Transforms.log(Transforms.exp(shifted, true).sum(true, 3), false).addi(max);
-    return new INDArray[] {s, lse};
+    INDArray p = Transforms.exp(s.subi(lse.broadcast(s.shape())), false);
+    return new INDArray[] {p, lse};
   }
 
   static void forward(
@@ -32,10 +37,10 @@ final class DenseFallback {
       double scale,
       INDArray out,
       INDArray lse) {
-    INDArray[] sl = scores(q, k, layout, scale);
-    INDArray p = Transforms.exp(sl[0].subi(sl[1].broadcast(sl[0].shape())), false);
+    INDArray[] pl = probabilities(q, k, layout, scale);
+    INDArray p = pl[0];
     out.assign(Nd4j.matmul(p, v));
-    lse.assign(sl[1].reshape(lse.shape()));
+    lse.assign(pl[1].reshape(lse.shape()));
   }
 
   static void backward(
@@ -49,8 +54,8 @@ final class DenseFallback {
       INDArray dq,
       INDArray dk,
       INDArray dv) {
-    INDArray[] sl = scores(q, k, layout, scale);
-    INDArray p = Transforms.exp(sl[0].subi(sl[1].broadcast(sl[0].shape())), false);
+    INDArray[] pl = probabilities(q, k, layout, scale);
+    INDArray p = pl[0];
     dv.assign(Nd4j.matmul(p, dOut, true, false, false));
     INDArray dp = Nd4j.matmul(dOut, v, false, true, false);
     INDArray rowDot = dOut.mul(out).sum(true, 3);

@@ -104,31 +104,14 @@ final class NativeGemm {
     }
   }
 
-  // note: the parameter must not be called "address", which would resolve to the inherited field
-  private static FloatPointer fp(long addr) {
-    return new FloatPointer() {
-      {
-        address = addr;
-      }
-    };
-  }
-
-  private static DoublePointer dp(long addr) {
-    return new DoublePointer() {
-      {
-        address = addr;
-      }
-    };
-  }
-
   /** Copies n elements starting at {@code address} into a new double array. */
   double[] read(long address, int n) {
     double[] out = new double[n];
     if (dbl) {
-      dp(address).get(out, 0, n);
+      RawPointers.doubleAt(0, address).get(out, 0, n);
     } else {
       float[] f = new float[n];
-      fp(address).get(f, 0, n);
+      RawPointers.floatAt(0, address).get(f, 0, n);
       for (int i = 0; i < n; i++) {
         out[i] = f[i];
       }
@@ -139,24 +122,24 @@ final class NativeGemm {
   /** Writes n elements of {@code data} to {@code address}. */
   void write(long address, double[] data, int n) {
     if (dbl) {
-      dp(address).put(data, 0, n);
+      RawPointers.doubleAt(0, address).put(data, 0, n);
     } else {
       float[] f = new float[n];
       for (int i = 0; i < n; i++) {
         f[i] = (float) data[i];
       }
-      fp(address).put(f, 0, n);
+      RawPointers.floatAt(0, address).put(f, 0, n);
     }
   }
 
   /** Copies n single-precision elements at {@code address} into {@code dst[0 .. n)}. */
   static void readFloats(long address, float[] dst, int n) {
-    fp(address).get(dst, 0, n);
+    RawPointers.floatAt(0, address).get(dst, 0, n);
   }
 
   /** Writes {@code src[0 .. n)} as n single-precision elements at {@code address}. */
   static void writeFloats(long address, float[] src, int n) {
-    fp(address).put(src, 0, n);
+    RawPointers.floatAt(0, address).put(src, 0, n);
   }
 
   /**
@@ -171,8 +154,8 @@ final class NativeGemm {
     float[] fb = new float[chunk * d];
     for (int r0 = 0; r0 < rows; r0 += chunk) {
       int n = Math.min(chunk, rows - r0);
-      fp(a + 4L * r0 * d).get(fa, 0, n * d);
-      fp(b + 4L * r0 * d).get(fb, 0, n * d);
+      RawPointers.floatAt(0, a + 4L * r0 * d).get(fa, 0, n * d);
+      RawPointers.floatAt(0, b + 4L * r0 * d).get(fb, 0, n * d);
       for (int i = 0; i < n; i++) {
         double s = 0;
         for (int x = i * d; x < (i + 1) * d; x++) {
@@ -254,10 +237,10 @@ final class NativeGemm {
         values = new double[n];
       }
       if (dbl) {
-        dp(base).get(values, 0, n);
+        RawPointers.doubleAt(0, base).get(values, 0, n);
       } else {
         float[] f = floatBuffer(n);
-        fp(base).get(f, 0, n);
+        RawPointers.floatAt(0, base).get(f, 0, n);
         for (int i = 0; i < n; i++) {
           values[i] = f[i];
         }
@@ -267,13 +250,13 @@ final class NativeGemm {
 
     void write(double[] data, int n) {
       if (dbl) {
-        dp(base).put(data, 0, n);
+        RawPointers.doubleAt(0, base).put(data, 0, n);
       } else {
         float[] f = floatBuffer(n);
         for (int i = 0; i < n; i++) {
           f[i] = (float) data[i];
         }
-        fp(base).put(f, 0, n);
+        RawPointers.floatAt(0, base).put(f, 0, n);
       }
     }
 
@@ -283,13 +266,13 @@ final class NativeGemm {
      */
     float[] readFloats(int n) {
       float[] f = floatBuffer(n);
-      fp(base).get(f, 0, n);
+      RawPointers.floatAt(0, base).get(f, 0, n);
       return f;
     }
 
     /** Writes n elements of {@code data} to a single-precision scratch. */
     void writeFloats(float[] data, int n) {
-      fp(base).put(data, 0, n);
+      RawPointers.floatAt(0, base).put(data, 0, n);
     }
 
     private float[] floatBuffer(int n) {

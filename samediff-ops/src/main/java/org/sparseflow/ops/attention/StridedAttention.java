@@ -40,20 +40,7 @@ final class StridedAttention {
         for (int r = 0; r < Math.min(st, g.seqLen); r++) {
           int n = residueLength(g.seqLen, st, r);
           long first = (base + r) * d;
-          blas.gemm(
-              false,
-              true,
-              n,
-              n,
-              d,
-              scale,
-              blas.at(o.qAddr, first),
-              st * d,
-              blas.at(o.kAddr, first),
-              st * d,
-              0.0,
-              sc.at(0),
-              n);
+          residueProducts(blas, n, d, scale, o.qAddr, o.kAddr, first, st * d, sc.at(0));
           double[] s = sc.read(n * n);
           for (int a = 0; a < n; a++) {
             int i = r + a * st;
@@ -108,20 +95,7 @@ final class StridedAttention {
           }
           sc.write(p, n * n);
           long first = (base + r) * d;
-          blas.gemm(
-              false,
-              false,
-              n,
-              d,
-              n,
-              1.0,
-              sc.at(0),
-              n,
-              blas.at(o.vAddr, first),
-              st * d,
-              1.0,
-              blas.at(outAddr, first),
-              st * d);
+          residueAccumulate(blas, false, n, d, 1.0, sc.at(0), o.vAddr, outAddr, first, st * d);
         }
       }
     }
@@ -159,34 +133,8 @@ final class StridedAttention {
           }
           long first = (base + r) * d;
           int ld = st * d;
-          blas.gemm(
-              false,
-              true,
-              n,
-              n,
-              d,
-              scale,
-              blas.at(o.qAddr, first),
-              ld,
-              blas.at(o.kAddr, first),
-              ld,
-              0.0,
-              sc.at(0),
-              n);
-          blas.gemm(
-              false,
-              true,
-              n,
-              n,
-              d,
-              1.0,
-              blas.at(doAddr, first),
-              ld,
-              blas.at(o.vAddr, first),
-              ld,
-              0.0,
-              dsc.at(0),
-              n);
+          residueProducts(blas, n, d, scale, o.qAddr, o.kAddr, first, ld, sc.at(0));
+          residueProducts(blas, n, d, 1.0, doAddr, o.vAddr, first, ld, dsc.at(0));
           double[] p = sc.read(n * n);
           double[] ds = dsc.read(n * n);
           boolean any = false;
@@ -213,51 +161,41 @@ final class StridedAttention {
           sc.write(p, n * n);
           dsc.write(ds, n * n);
           // dQ_r += scale dS K_r ; dK_r += scale dS^T Q_r ; dV_r += P^T dO_r
-          blas.gemm(
-              false,
-              false,
-              n,
-              d,
-              n,
-              scale,
-              dsc.at(0),
-              n,
-              blas.at(o.kAddr, first),
-              ld,
-              1.0,
-              blas.at(gradAddr[0], first),
-              ld);
-          blas.gemm(
-              true,
-              false,
-              n,
-              d,
-              n,
-              scale,
-              dsc.at(0),
-              n,
-              blas.at(o.qAddr, first),
-              ld,
-              1.0,
-              blas.at(gradAddr[1], first),
-              ld);
-          blas.gemm(
-              true,
-              false,
-              n,
-              d,
-              n,
-              1.0,
-              sc.at(0),
-              n,
-              blas.at(doAddr, first),
-              ld,
-              1.0,
-              blas.at(gradAddr[2], first),
-              ld);
+          residueAccumulate(blas, false, n, d, scale, dsc.at(0), o.kAddr, gradAddr[0], first, ld);
+          residueAccumulate(blas, true, n, d, scale, dsc.at(0), o.qAddr, gradAddr[1], first, ld);
+          residueAccumulate(blas, true, n, d, 1.0, sc.at(0), doAddr, gradAddr[2], first, ld);
         }
       }
     }
+  }
+
+  /**
+   * {@code dst[n x n] = alpha X_r Y_r^T}: the products of the n rows of one residue class of X and
+   * Y (row r + a*s at {@code first + a*ld}).
+   */
+  private static void residueProducts(
+      NativeGemm blas, int n, int d, double alpha, long x, long y, long first, int ld, long dst) {
+    blas.gemm(
+        false, true, n, n, d, alpha, blas.at(x, first), ld, blas.at(y, first), ld, 0.0, dst, n);
+  }
+
+  /**
+   * {@code C_r += alpha op(S) Y_r} for one residue class: S [n x n] (transposed if {@code transS}),
+   * Y_r and C_r the class's n rows (at {@code first + a*ld}) of Y and C.
+   */
+  private static void residueAccumulate(
+      NativeGemm blas,
+      boolean transS,
+      int n,
+      int d,
+      double alpha,
+      long s,
+      long y,
+      long c,
+      long first,
+      int ld) {
+    blas.gemm(
+        transS, false, n, d, n, alpha, s, n, blas.at(y, first), ld, 1.0, blas.at(c, first), ld);
   }
 
   /** Dot product of a[ao..ao+n) and b[bo..bo+n) with four independent accumulators. */

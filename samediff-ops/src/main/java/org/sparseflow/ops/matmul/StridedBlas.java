@@ -149,27 +149,32 @@ final class StridedBlas {
     return s;
   }
 
+  /**
+   * The CBLAS transpose flag of panel {@code p} [rows x cols] in a column-major GEMM: no transpose
+   * if it is column-major, transpose if row-major; {@code name} names it in the error otherwise.
+   */
+  private static int blasTrans(String name, Mat p, int rows, int cols) {
+    if (colMajor(p, rows, cols)) {
+      return openblas_nolapack.CblasNoTrans;
+    }
+    if (rowMajor(p, rows, cols)) {
+      return openblas_nolapack.CblasTrans;
+    }
+    throw new IllegalStateException(
+        name + " panel is not BLAS compatible: rs=" + p.rs + " cs=" + p.cs);
+  }
+
+  /** The leading dimension of panel {@code p} under CBLAS transpose flag {@code trans}. */
+  private static int leadingDim(Mat p, int trans) {
+    return (int) (trans == openblas_nolapack.CblasNoTrans ? p.cs : p.rs);
+  }
+
   private static void colMajorGemm(
       int m, int n, int k, double alpha, Mat a, Mat b, Mat c, double beta) {
-    int transA, lda, transB, ldb;
-    if (colMajor(a, m, k)) {
-      transA = openblas_nolapack.CblasNoTrans;
-      lda = (int) a.cs;
-    } else if (rowMajor(a, m, k)) {
-      transA = openblas_nolapack.CblasTrans;
-      lda = (int) a.rs;
-    } else {
-      throw new IllegalStateException("A panel is not BLAS compatible: rs=" + a.rs + " cs=" + a.cs);
-    }
-    if (colMajor(b, k, n)) {
-      transB = openblas_nolapack.CblasNoTrans;
-      ldb = (int) b.cs;
-    } else if (rowMajor(b, k, n)) {
-      transB = openblas_nolapack.CblasTrans;
-      ldb = (int) b.rs;
-    } else {
-      throw new IllegalStateException("B panel is not BLAS compatible: rs=" + b.rs + " cs=" + b.cs);
-    }
+    int transA = blasTrans("A", a, m, k);
+    int lda = leadingDim(a, transA);
+    int transB = blasTrans("B", b, k, n);
+    int ldb = leadingDim(b, transB);
     int ldc = (int) Math.max(c.cs, Math.max(1, m));
     if (c.isDouble) {
       openblas_nolapack.cblas_dgemm(
