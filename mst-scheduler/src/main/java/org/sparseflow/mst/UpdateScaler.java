@@ -82,9 +82,20 @@ final class UpdateScaler {
     if (c != null) {
       LayerMask m = core.masks().get(name);
       int b = m.pattern().blockSize();
+      // a block's values are b * b consecutive floats of the row-major packed array: scaled in
+      // place on the buffer (one small ND4J op per young block cost ~40 % of a gpt-mini MST step)
+      boolean direct = FAST_CORRECTION && u.dataType() == DataType.FLOAT && u.ordering() == 'c';
+      FloatBuffer ub = direct ? floatsOf(u.reshape('c', u.length() / b, b)) : null;
       for (int unit = 0; unit < c.length; unit++) {
         int slot = c[unit] == 1f || !m.isUnitActive(unit) ? -1 : slotOfUnit.applyAsInt(unit);
-        if (slot >= 0) {
+        if (slot < 0) {
+          continue;
+        }
+        if (direct) {
+          for (int i = slot * b * b, end = i + b * b; i < end; i++) {
+            ub.put(i, ub.get(i) * c[unit]);
+          }
+        } else {
           PackedBlockLinear.block(u, slot, b).muli(c[unit]);
         }
       }

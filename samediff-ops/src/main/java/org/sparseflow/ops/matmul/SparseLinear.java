@@ -135,6 +135,14 @@ public final class SparseLinear {
   }
 
   /**
+   * dBias = the column sums of dy [N, cols] (one BLAS GEMV against ones where BLAS applies, else
+   * ND4J's sum over rows), written into dBias (length cols).
+   */
+  public static void biasGradient(INDArray dy, INDArray dBias) {
+    DenseGemm.columnSums(dy, dBias.rank() == 1 ? dBias : dBias.reshape(dBias.length()));
+  }
+
+  /**
    * Gradients of y = x (W o M) + b. dW is zero outside the mask unless {@code denseWeightGrad}, in
    * which case it is the full x^T dy (what RigL-style regrowth needs).
    */

@@ -274,15 +274,25 @@ public final class PackedBlockLinear {
     }
     for (int i = 0; i < rows / b; i++) {
       INDArray strip = Nd4j.gemm(x.get(NDArrayIndex.all(), cols(i, b)), dy, true, false);
-      double[] g = PackedOperands.doubles(strip);
+      // the strip is a fresh row-major [b, cols] array: read its buffer as it is (a cast to
+      // double per strip took most of a growth step's time)
+      boolean f = strip.dataType() == DataType.FLOAT;
+      float[] gf = f ? strip.dup('c').data().asFloat() : null;
+      double[] gd = f ? null : PackedOperands.doubles(strip);
       PackedOperands.release(strip);
       for (int r = 0; r < b; r++) {
         for (int c = 0; c < cols; c++) {
-          double v = g[(int) (r * cols + c)];
+          int k = (int) (r * cols + c);
+          double v = f ? gf[k] : gd[k];
           out[i * blockCols + c / b] += v * v;
         }
       }
     }
+  }
+
+  /** Block slots {@code first .. first + count} of the row-major packed matrix: a view. */
+  public static INDArray blocks(INDArray packed, int first, int count, int b) {
+    return rowsOf(packed.reshape('c', packed.length() / b, b), first, count, b);
   }
 
   /** Block slot {@code slot} of the row-major packed matrix: a [b, b] view. */

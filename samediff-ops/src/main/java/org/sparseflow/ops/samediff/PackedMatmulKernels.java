@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
+import org.sparseflow.ops.matmul.SparseLinear;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 
@@ -141,7 +142,9 @@ final class PackedMatmulKernels {
           SparseMatmulKernels.as2d(x), dy2, layout.blockSize(), growthSquares);
     }
     if (dPacked.length() != layout.packedLength()) {
-      dPacked.assign(0);
+      int b = layout.blockSize();
+      int spare = (int) (dPacked.length() / ((long) b * b)) - layout.keptBlocks();
+      PackedBlockLinear.blocks(dPacked, layout.keptBlocks(), spare, b).assign(0);
     }
     packed = keptPart(packed, layout);
     dPacked = keptPart(dPacked, layout);
@@ -157,7 +160,7 @@ final class PackedMatmulKernels {
       g.close();
     }
     if (dBias != null) {
-      dBias.assign(dy2.sum(0).reshape(dBias.shape()));
+      SparseLinear.biasGradient(dy2, dBias);
     }
   }
 }
