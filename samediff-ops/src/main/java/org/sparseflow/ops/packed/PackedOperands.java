@@ -7,7 +7,6 @@ import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
-import org.sparseflow.ops.matmul.SparseLinear;
 
 /**
  * Argument checks and temporaries shared by the packed layers' INDArray entry points ({@link
@@ -54,7 +53,7 @@ final class PackedOperands {
   /** Adds the bias (length y's columns, or null for none) to every row of y in place. */
   static INDArray addBias(INDArray y, INDArray bias) {
     if (bias != null) {
-      SparseLinear.addBias(y, bias);
+      y.addiRowVector(bias.reshape(1, y.size(1)).castTo(y.dataType()));
     }
     return y;
   }
