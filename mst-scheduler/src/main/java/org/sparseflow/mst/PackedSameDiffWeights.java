@@ -63,6 +63,7 @@ final class PackedSameDiffWeights {
   private final Map<String, Weight> weights = new LinkedHashMap<>();
   private final Map<String, double[]> growthSquares = new LinkedHashMap<>();
   private Phase capacityPhase;
+  private boolean sinksSet; // whether the backward ops currently hold growth-score sinks
 
   private PackedSameDiffWeights(SameDiff graph) {
     this.graph = graph;
@@ -100,12 +101,7 @@ final class PackedSameDiffWeights {
 
   /** Whether {@code variable} is one of the packed variables MST drives. */
   boolean isPackedVariable(String variable) {
-    for (Weight w : weights.values()) {
-      if (w.variable.equals(variable)) {
-        return true;
-      }
-    }
-    return false;
+    return layerOf(variable) != null;
   }
 
   /** The MST layer name of a packed variable, or null. */
@@ -210,6 +206,10 @@ final class PackedSameDiffWeights {
    * or off.
    */
   void collectGrowthScores(boolean on) {
+    if (!on && growthSquares.isEmpty() && !sinksSet) {
+      return; // nothing to switch off: no walk over the ops on ordinary steps
+    }
+    sinksSet = on;
     growthSquares.clear();
     for (SameDiff sd : instances()) {
       for (SameDiffOp op : sd.getOps().values()) {
