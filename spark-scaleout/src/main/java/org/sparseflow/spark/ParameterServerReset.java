@@ -3,7 +3,6 @@ package org.sparseflow.spark;
 import java.util.Iterator;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.nd4j.linalg.dataset.DataSet;
-import org.nd4j.parameterserver.distributed.v2.ModelParameterServer;
 
 /**
  * Gradient sharing: restarts an executor's parameter-server node once per MST interval, before
@@ -11,12 +10,13 @@ import org.nd4j.parameterserver.distributed.v2.ModelParameterServer;
  *
  * <p>{@code SparkMstTrainer} starts a fresh {@code SharedTrainingMaster} per interval (so topology
  * changes reach the executors), and the driver restarts the mesh root with it. The executors'
- * {@link ModelParameterServer} is a JVM singleton that dl4j-spark M2 initialises only once, so from
+ * {@code ModelParameterServer} is a JVM singleton that dl4j-spark M2 initialises only once, so from
  * the second interval on it stayed attached to the old root and to the previous interval's update
  * consumer: measured on a one-host cluster, the mesh still showed 3 nodes but no executor received
  * a single update. Shutting it down makes {@code SharedTrainingWrapper} join the new root with the
  * new consumer. Runs when the partition's iterator is requested, which is before the training
- * function starts.
+ * function starts. {@link ParameterServerRelease} also ends the threads that the stopped node would
+ * otherwise leave running.
  */
 final class ParameterServerReset implements FlatMapFunction<Iterator<DataSet>, DataSet> {
   private static final long serialVersionUID = 1L;
@@ -42,9 +42,6 @@ final class ParameterServerReset implements FlatMapFunction<Iterator<DataSet>, D
       return;
     }
     current = generation;
-    ModelParameterServer mps = ModelParameterServer.getInstance();
-    if (mps.isInitialized()) {
-      mps.shutdown();
-    }
+    ParameterServerRelease.shutdown();
   }
 }

@@ -247,6 +247,10 @@ public final class SparkMstTrainer extends IntervalMstTrainer<MultiLayerNetwork,
         MaskAudit.Summary workers = audit.value().copy();
         LOG.info("MST interval {} worker audit: {}", i, workers);
         if (tm instanceof SharedTrainingMaster) {
+          // the next interval's master restarts the mesh root anyway; stopping it here also frees
+          // the threads dl4j M2 leaves behind (ParameterServerRelease), and after the last interval
+          // no root keeps running
+          ParameterServerRelease.shutdown();
           checkExchange(i, workers, executors);
           adoptExecutorParams(i, workers);
         }
