@@ -135,6 +135,14 @@ public final class SparseLinear {
   }
 
   /**
+   * y [N, cols] += bias (length cols) on every row, in place (one BLAS rank-1 update where BLAS
+   * applies).
+   */
+  public static void addBias(INDArray y, INDArray bias) {
+    DenseGemm.addRowVector(y, bias);
+  }
+
+  /**
    * dBias = the column sums of dy [N, cols] (one BLAS GEMV against ones where BLAS applies, else
    * ND4J's sum over rows), written into dBias (length cols).
    */

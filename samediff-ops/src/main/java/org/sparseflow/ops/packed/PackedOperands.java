@@ -7,6 +7,7 @@ import org.nd4j.linalg.api.memory.MemoryWorkspace;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
 import org.nd4j.linalg.factory.Nd4j;
+import org.sparseflow.ops.matmul.SparseLinear;
 
 /**
  * Argument checks and temporaries shared by the packed layers' INDArray entry points ({@link
@@ -53,7 +54,7 @@ final class PackedOperands {
   /** Adds the bias (length y's columns, or null for none) to every row of y in place. */
   static INDArray addBias(INDArray y, INDArray bias) {
     if (bias != null) {
-      y.addiRowVector(bias.reshape(1, y.size(1)).castTo(y.dataType()));
+      SparseLinear.addBias(y, bias);
     }
     return y;
   }
