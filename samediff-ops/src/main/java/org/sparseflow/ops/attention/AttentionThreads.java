@@ -15,9 +15,9 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
 /**
  * Java-thread parallel loop for the attention kernels. Uses as many threads as {@link
  * BlockSparseKernels#THREADS} ({@code -Dsparseflow.threads=N}, default: the core count) and, like
- * the block-sparse matmul kernels, switches BLAS to one thread while the tasks run (restored
- * afterwards): the kernels issue many small GEMMs, for which BLAS's own threading costs more than
- * it gains.
+ * the block-sparse matmul kernels, switches BLAS to one thread while a kernel runs, on one thread
+ * or several (restored afterwards): the kernels issue many small GEMMs, for which BLAS's own
+ * threading costs more than it gains, and the results then do not depend on the thread count.
  */
 final class AttentionThreads {
 
@@ -60,9 +60,15 @@ final class AttentionThreads {
       return;
     }
     if (THREADS == 1 || serial || n == 1 || work < SERIAL_WORK) {
-      for (int i = 0; i < n; i++) {
-        body.accept(i);
-      }
+      // BLAS at one thread here too: OpenBLAS's threaded sgemm does not always give the bits of its
+      // one-thread sgemm (measured with its Haswell kernels on an AMD EPYC), and the result must
+      // not depend on the thread count
+      exclusive(
+          () -> {
+            for (int i = 0; i < n; i++) {
+              body.accept(i);
+            }
+          });
       return;
     }
     exclusive(() -> runParallel(n, body));
@@ -81,7 +87,7 @@ final class AttentionThreads {
     synchronized (LOCK) {
       Blas blas = Nd4j.factory().blas();
       int previous = blas.getMaxThreads();
-      boolean switchThreads = THREADS > 1 && previous != 1;
+      boolean switchThreads = previous != 1;
       if (switchThreads) {
         blas.setMaxThreads(1);
       }

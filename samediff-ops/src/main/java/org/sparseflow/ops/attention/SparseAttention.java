@@ -136,13 +136,9 @@ public final class SparseAttention {
           direct ? out.reshape('c', g.rows(), g.headDim) : Nd4j.create(g.type, g.rows(), g.headDim);
       long outAddr = NativeGemm.address(out2);
       double[] lseAll = new double[(int) g.rows()];
-      long work = g.rows() * g.headDim * (long) g.seqLen;
-      if (work < AttentionThreads.SERIAL_WORK) {
-        AttentionForwardKernel.forwardPhases(g, layout, scale, o, outAddr, lseAll);
-      } else {
-        AttentionThreads.exclusive(
-            () -> AttentionForwardKernel.forwardPhases(g, layout, scale, o, outAddr, lseAll));
-      }
+      // one BLAS thread switch for all phases (the result must not depend on BLAS's threads)
+      AttentionThreads.exclusive(
+          () -> AttentionForwardKernel.forwardPhases(g, layout, scale, o, outAddr, lseAll));
       if (!direct) {
         out.assign(out2.reshape('c', g.batch, g.heads, g.seqLen, g.headDim));
       }
