@@ -63,7 +63,7 @@ final class TorchPeer {
         null,
         "PyTorch peer not run: no python3 with torch found (tried "
             + String.join(", ", candidates)
-            + "; on Debian: apt-get install python3-torch)");
+            + "; on Debian: apt-get install python3-torch libopenblas0-pthread)");
   }
 
   boolean available() {

@@ -95,6 +95,30 @@ def limit_blas_threads(threads):
         return False
 
 
+def loaded_blas():
+    """Paths of the BLAS shared libraries this process has loaded (Linux only; empty elsewhere)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "blas" in line and ".so" in line}
+    except OSError:
+        return []
+    return sorted(paths)
+
+
+def report_blas():
+    """Debian's python3-torch calls whatever libblas.so.3 is selected; without an optimised one
+    (e.g. libopenblas0-pthread) that is the reference BLAS, about 50x slower at these shapes, and
+    the peer would be a straw man."""
+    paths = loaded_blas()
+    print("blas=%s" % (",".join(paths) if paths else "unknown"), flush=True)
+    if paths and not any("openblas" in p or "mkl" in p or "blis" in p for p in paths):
+        print(
+            "WARNING: PyTorch runs on the reference BLAS; install an optimised one"
+            " (apt-get install libopenblas0-pthread) before comparing against it",
+            flush=True,
+        )
+
+
 def main(argv):
     threads = int(argv[1])
     warmup = int(argv[2])
@@ -103,6 +127,7 @@ def main(argv):
     torch.zeros(64, 64) @ torch.zeros(64, 64)  # loads the BLAS library
     if threads < (os.cpu_count() or threads):
         limit_blas_threads(threads)  # by default OpenBLAS uses every core
+    report_blas()
     cases = argv[4:]
     for spec in cases:
         parts = spec.split(":")
