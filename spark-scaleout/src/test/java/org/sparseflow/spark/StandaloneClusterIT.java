@@ -196,7 +196,7 @@ class StandaloneClusterIT {
     }
     assertTrue(loss < initial, "gradient sharing did not train: " + initial + " -> " + loss);
     // Gradient sharing is asynchronous, so a run's loss moves with the timing of the peer updates:
-    // eight runs (docs/scale-out.md) ended 0.24 to 4.12 % from the single machine, mean 2.3 %. A
+    // nine runs (docs/scale-out.md) ended 0.24 to 4.12 % from the single machine, mean 2.3 %. A
     // broken exchange ends about 88 % above it, so 5 % still tells the two apart without making CI
     // depend on machine load.
     assertTrue(
