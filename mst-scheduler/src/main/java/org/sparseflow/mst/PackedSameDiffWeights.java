@@ -19,6 +19,7 @@ import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.pattern.MaskPattern;
+import org.sparseflow.ops.samediff.BasePackedMatmulOp;
 import org.sparseflow.ops.samediff.PackedMatmulBpOp;
 import org.sparseflow.ops.samediff.PackedMatmulOp;
 
@@ -353,10 +354,8 @@ final class PackedSameDiffWeights {
         if (in == null || in.size() < 2 || !in.get(1).equals(w.variable)) {
           continue;
         }
-        if (f instanceof PackedMatmulOp m) {
-          m.setLayout(w.layout);
-        } else if (f instanceof PackedMatmulBpOp bp) {
-          bp.setLayout(w.layout);
+        if (f instanceof BasePackedMatmulOp m) {
+          m.setLayout(w.layout); // forward and backward op alike
         }
       }
     }

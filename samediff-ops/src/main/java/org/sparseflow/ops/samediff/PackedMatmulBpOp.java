@@ -14,7 +14,7 @@ import org.sparseflow.ops.packed.PackedLayout;
  * op's.
  */
 @AutoService(JavaKernelOp.class)
-public class PackedMatmulBpOp extends BaseJavaKernelOp {
+public class PackedMatmulBpOp extends BasePackedMatmulOp {
 
   public static final String OP_NAME = "sparseflow_packed_matmul_bp";
   // 2 outputs without a bias; getNumOutputs() adds the bias gradient when there is one
@@ -24,7 +24,6 @@ public class PackedMatmulBpOp extends BaseJavaKernelOp {
     SparseFlowOps.registerAll();
   }
 
-  private transient PackedLayout layout;
   private transient double[] growthSquares;
 
   public PackedMatmulBpOp() {}
@@ -38,30 +37,13 @@ public class PackedMatmulBpOp extends BaseJavaKernelOp {
       PackedLayout layout) {
     super(
         sd,
-        bias == null ? new SDVariable[] {x, packed, dy} : new SDVariable[] {x, packed, bias, dy});
-    addIArgument(PackedMatmulKernels.iArgs(layout));
-    this.layout = layout;
+        bias == null ? new SDVariable[] {x, packed, dy} : new SDVariable[] {x, packed, bias, dy},
+        layout);
   }
 
   @Override
   protected Spec spec() {
     return SPEC;
-  }
-
-  /** The kept-block layout (from the iArgs). */
-  public PackedLayout layout() {
-    if (layout == null) {
-      layout = PackedMatmulKernels.layout(iArgs(), OP_NAME);
-    }
-    return layout;
-  }
-
-  /** As {@link PackedMatmulOp#setLayout}, for the backward op of the same weight. */
-  public void setLayout(PackedLayout next) {
-    PackedMatmulKernels.checkSameShape(layout(), next, OP_NAME);
-    iArguments.clear();
-    addIArgument(PackedMatmulKernels.iArgs(next));
-    layout = next;
   }
 
   /**

@@ -19,7 +19,7 @@ import org.sparseflow.ops.packed.PackedLayout;
  * PackedMatmulBpOp}.
  */
 @AutoService(JavaKernelOp.class)
-public class PackedMatmulOp extends BaseJavaKernelOp {
+public class PackedMatmulOp extends BasePackedMatmulOp {
 
   public static final String OP_NAME = "sparseflow_packed_matmul";
   private static final Spec SPEC = new Spec(OP_NAME, 1);
@@ -28,39 +28,19 @@ public class PackedMatmulOp extends BaseJavaKernelOp {
     SparseFlowOps.registerAll();
   }
 
-  private transient PackedLayout layout;
-
   public PackedMatmulOp() {}
 
   public PackedMatmulOp(
       SameDiff sd, SDVariable x, SDVariable packed, SDVariable bias, PackedLayout layout) {
-    super(sd, bias == null ? new SDVariable[] {x, packed} : new SDVariable[] {x, packed, bias});
-    addIArgument(PackedMatmulKernels.iArgs(layout));
-    this.layout = layout;
+    super(
+        sd,
+        bias == null ? new SDVariable[] {x, packed} : new SDVariable[] {x, packed, bias},
+        layout);
   }
 
   @Override
   protected Spec spec() {
     return SPEC;
-  }
-
-  /** The kept-block layout of the weight (from the iArgs). */
-  public PackedLayout layout() {
-    if (layout == null) {
-      layout = PackedMatmulKernels.layout(iArgs(), OP_NAME);
-    }
-    return layout;
-  }
-
-  /**
-   * Replaces the kept-block layout (and so the iArgs, which a saved graph keeps); the caller
-   * relayouts the packed values to match, as MST does at its topology steps.
-   */
-  public void setLayout(PackedLayout next) {
-    PackedMatmulKernels.checkSameShape(layout(), next, OP_NAME);
-    iArguments.clear();
-    addIArgument(PackedMatmulKernels.iArgs(next));
-    layout = next;
   }
 
   @Override
