@@ -1,10 +1,10 @@
 package org.sparseflow.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.DatagramSocket;
 import java.net.InetAddress;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -26,7 +26,7 @@ class ParameterServerReleaseTest {
               }
               return false;
             })
-        .map(java.util.Map.Entry::getKey)
+        .map(Map.Entry::getKey)
         .collect(Collectors.toSet());
   }
 
@@ -71,7 +71,9 @@ class ParameterServerReleaseTest {
       // releasing a running transport changes nothing
       ParameterServerRelease.release(running);
       ParameterServerRelease.release(null);
-      assertEquals(10, awaitThreadsOtherThan(before, 10).size());
+      Thread.sleep(200); // give a wrongly interrupted thread time to end
+      assertEquals(
+          10, awaitThreadsOtherThan(before, 10).size(), "a running transport was left alone");
 
       stopped.shutdown();
       // dl4j's own shutdown leaves every loop thread alive (the leak this class exists for)
@@ -82,7 +84,7 @@ class ParameterServerReleaseTest {
       Set<Thread> left = awaitThreadsOtherThan(before, 5);
       assertEquals(5, left.size(), "only the running transport's threads remain: " + left);
       ParameterServerRelease.release(stopped); // a second release is harmless
-      assertTrue(awaitThreadsOtherThan(before, 5).size() == 5);
+      assertEquals(5, awaitThreadsOtherThan(before, 5).size(), "second release changed nothing");
     } finally {
       running.shutdown();
       ParameterServerRelease.release(running);

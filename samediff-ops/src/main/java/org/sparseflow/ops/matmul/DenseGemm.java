@@ -189,8 +189,8 @@ final class DenseGemm {
 
   /**
    * A shared vector of at least n ones, outside any workspace, never written: the BLAS GEMV of
-   * {@link #columnSums} reads its first n entries (a fresh ones vector per call cost as much as the
-   * GEMV itself in a profile of the packed training step).
+   * {@link #columnSums} and the GER of {@link #addRowVector} read its first n entries (a fresh ones
+   * vector per call cost as much as the GEMV itself in a profile of the packed training step).
    */
   private static INDArray ones(DataType dt, int n) {
     int k = dt == DataType.DOUBLE ? 1 : 0;
