@@ -107,7 +107,7 @@ public final class OpsBenchmark {
   /** Runs the matmul cases and returns the RESULT lines (also printed as they are measured). */
   static List<String> run(OpsOptions opts, Map<String, Double> torchMs) {
     boolean quick = opts.quick;
-    Timing timing = new Timing(!opts.freshOutputs, opts.settleMs);
+    Timing timing = new Timing(!opts.freshOutputs, opts.settleMs, opts.leadCalls);
     int warmup = quick ? 2 : 5;
     int reps = quick ? 5 : 15;
     Nd4j.getRandom().setSeed(SEED);

@@ -26,10 +26,19 @@ final class OpsOptions {
       names = "--settle-ms",
       paramLabel = "MS",
       description =
-          "pause before each timed sparse matmul run so that OpenBLAS's worker thread, which"
+          "busy-wait before each timed sparse matmul run so that OpenBLAS's worker thread, which"
               + " spins in sched_yield for ~100 ms after a threaded dense GEMM, is asleep"
               + " (default 150; 0 = none)")
   int settleMs = 150;
+
+  @Option(
+      names = "--lead-calls",
+      paramLabel = "N",
+      description =
+          "untimed calls of the same case right before each timed matmul call, dense and sparse"
+              + " alike, so that every timed call runs back to back as in training (default 1;"
+              + " 0 = time the first call after the previous case or the pause)")
+  int leadCalls = 1;
 
   @Mixin HelpOption help;
 
@@ -38,6 +47,10 @@ final class OpsOptions {
     if (settleMs < 0 || settleMs > 10_000) {
       throw new IllegalArgumentException(
           "--settle-ms = " + settleMs + " is not allowed; allowed: 0..10000");
+    }
+    if (leadCalls < 0 || leadCalls > 10) {
+      throw new IllegalArgumentException(
+          "--lead-calls = " + leadCalls + " is not allowed; allowed: 0..10");
     }
   }
 }

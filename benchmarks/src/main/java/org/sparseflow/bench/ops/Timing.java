@@ -16,7 +16,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * as much as the sparse kernel itself (docs/experiments/kernels.md). {@code settleMs} is a pause
  * before the last task of each round (the sparse one): OpenBLAS's worker thread spins in {@code
  * sched_yield} for about 100 ms after each threaded GEMM of the dense tasks, and on 2 cores it
- * would otherwise compete with the sparse kernel's threads.
+ * would otherwise compete with the sparse kernel's threads. The calling thread busy-waits through
+ * the pause, so the sparse task starts on a running core as the dense tasks do.
  */
 final class Timing {
 
@@ -28,10 +29,12 @@ final class Timing {
 
   private final boolean workspace;
   private final int settleMs;
+  private final int leadCalls;
 
-  Timing(boolean workspace, int settleMs) {
+  Timing(boolean workspace, int settleMs, int leadCalls) {
     this.workspace = workspace;
     this.settleMs = settleMs;
+    this.leadCalls = leadCalls;
   }
 
   /** Runs task (in its workspace when enabled). */
@@ -52,17 +55,22 @@ final class Timing {
     if (settleMs <= 0) {
       return;
     }
-    try {
-      Thread.sleep(settleMs);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while timing", e);
+    // spin rather than sleep: on the 2-vCPU VMs this project runs on, a thread that slept 150 ms
+    // ran the next ~10 ms of kernel work 30-60 % slower (sparse forward 14-17 ms after a sleep,
+    // 10.9 ms after a spin, 10.3 ms back to back; docs/experiments/kernels.md section 10), while
+    // the dense tasks run straight after the previous task. Training calls kernels back to back.
+    long end = System.nanoTime() + settleMs * 1_000_000L;
+    while (System.nanoTime() < end) {
+      Thread.onSpinWait();
     }
   }
 
   /**
    * Times each task once per repetition, in turn, after warm-up rounds; the last task is the sparse
-   * one (the settle pause goes before it). Returns per-task samples in ms.
+   * one (the settle pause goes before it). Each timed call follows {@code leadCalls} untimed calls
+   * of the same task, so every task, dense or sparse, is timed in the steady state of back-to-back
+   * calls that training runs in (and that the PyTorch peer is timed in), not as the first call
+   * after another task or a pause. Returns per-task samples in ms.
    */
   double[][] alternating(int warmup, int reps, Runnable... tasks) {
     for (int i = 0; i < warmup; i++) {
@@ -75,6 +83,9 @@ final class Timing {
       for (int k = 0; k < tasks.length; k++) {
         if (k == tasks.length - 1) {
           settle();
+        }
+        for (int lead = 0; lead < leadCalls; lead++) {
+          call(k, tasks[k]);
         }
         long t0 = System.nanoTime();
         call(k, tasks[k]);

@@ -22,8 +22,7 @@ public final class PackedPanelGemm {
       return false;
     }
     for (INDArray a : operands) {
-      if (a != null
-          && (a.dataType() != DataType.FLOAT || a.rank() != 2 || !VectorBlockKernels.viewable(a))) {
+      if (a != null && (a.dataType() != DataType.FLOAT || a.rank() != 2 || !TileIo.viewable(a))) {
         return false;
       }
     }

@@ -247,8 +247,8 @@ public final class SparseLinear {
     } else {
       checkNoNaN("dy", dy);
     }
-    if (dW != null) {
-      checkNoNaN("x", x);
+    if (dW != null && !vector) {
+      checkNoNaN("x", x); // the vector kernel probes x on the tiles it reads
     }
     DataType dt = w.dataType();
     if (vector) {
@@ -256,8 +256,19 @@ public final class SparseLinear {
       if (dW != null && !denseWeightGrad && !dWIsZero && dW.stride(1) != 1) {
         dW.assign(0.0);
       }
-      if (VectorBlockKernels.backward(
-          x, w, (BlockMask) mask, dy, dx, denseWeightGrad ? null : dW, fusedBias ? dBias : null)) {
+      VectorBlockKernels.Gradients g =
+          VectorBlockKernels.backward(
+              x,
+              w,
+              (BlockMask) mask,
+              dy,
+              dx,
+              denseWeightGrad ? null : dW,
+              fusedBias ? dBias : null);
+      if (g.activationNaN() || (dW != null && denseWeightGrad)) {
+        checkNoNaN("x", x);
+      }
+      if (g.inputNaN()) {
         checkNoNaNKept("w", w, mask);
       }
       if (fusedBias && Double.isNaN(BlockSparseKernels.probeSum(dBias))) {

@@ -1,8 +1,12 @@
 package org.sparseflow.ops.matmul;
 
+import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.Arrays;
+import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.NativeAddress;
+import org.sparseflow.ops.RawPointers;
 
 /**
  * Copies between the ND4J operands (native memory, any strides) and the Java tiles of {@link
@@ -185,5 +189,35 @@ final class TileIo {
         }
       }
     }
+  }
+
+  /** A float view of the memory an fp32 matrix (or view) spans. */
+  static FloatBuffer view(INDArray a) {
+    if (a.dataType() != DataType.FLOAT) {
+      throw new IllegalStateException("vector kernels need FLOAT, got " + a.dataType());
+    }
+    long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
+    return RawPointers.floatBuffer(NativeAddress.of(a), extent);
+  }
+
+  /**
+   * True when the storing kernels can write y: row-major with unit column stride, and every byte
+   * offset of its extent fits an int.
+   */
+  static boolean storable(INDArray y) {
+    long extent = (y.size(0) - 1) * y.stride(0) + y.size(1);
+    return y.stride(1) == 1 && y.stride(0) >= y.size(1) && extent * 4 < Integer.MAX_VALUE;
+  }
+
+  /** A native-order byte view of the memory a row-major fp32 matrix spans. */
+  static ByteBuffer bytes(INDArray y) {
+    long extent = (y.size(0) - 1) * y.stride(0) + y.size(1);
+    return RawPointers.byteBuffer(NativeAddress.of(y), extent * 4);
+  }
+
+  /** True when an array of this shape and strides fits a float view (int indices). */
+  static boolean viewable(INDArray a) {
+    long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
+    return a.stride(0) >= 0 && a.stride(1) >= 0 && extent < Integer.MAX_VALUE;
   }
 }

@@ -1,5 +1,7 @@
 package org.sparseflow.ops.matmul;
 
+import java.nio.ByteBuffer;
+
 /**
  * Dispatch over the register-blocked fp32 micro-kernels for an A operand whose rows are adjacent in
  * memory ({@code UnitStrideMicroKernels}, generated at build time like the strided ones, see {@link
@@ -72,5 +74,72 @@ final class UnitStrideKernels {
         UnitStrideMicroKernels.rows1x1(a, aOff + r, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
       }
     }
+  }
+
+  /**
+   * As {@link #rows} but C is written, not added to: the storing kernels ({@code
+   * UnitStrideStoreMicroKernels}) put each row's result straight into {@code out} (native memory,
+   * float index cOff + r * cRs). Returns the sum of the kernels' probes: not 0 when a stored value
+   * is NaN or infinite.
+   */
+  static float rowsStore(
+      int rows,
+      int nv,
+      float[] a,
+      int aOff,
+      int[] idx,
+      int n,
+      float[] b,
+      int bOff,
+      int bSs,
+      ByteBuffer out,
+      int cOff,
+      int cRs) {
+    float probe = 0f;
+    int r = 0;
+    if (nv == 2) {
+      for (; L >= 16 && (rows - r >= 20 || rows - r == 12); r += 12) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows12x2(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+      for (; L >= 16 && r + 8 <= rows; r += 8) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows8x2(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+      for (; r + 4 <= rows; r += 4) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows4x2(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+      for (; r < rows; r++) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows1x2(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+    } else {
+      for (; L >= 16 && r + 16 <= rows; r += 16) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows16x1(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+      for (; r + 8 <= rows; r += 8) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows8x1(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+      for (; r + 4 <= rows; r += 4) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows4x1(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+      for (; r < rows; r++) {
+        probe +=
+            UnitStrideStoreMicroKernels.rows1x1(
+                a, aOff + r, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
+      }
+    }
+    return probe;
   }
 }

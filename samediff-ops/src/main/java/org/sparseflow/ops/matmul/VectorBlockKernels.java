@@ -1,11 +1,9 @@
 package org.sparseflow.ops.matmul;
 
+import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.Arrays;
-import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
-import org.sparseflow.ops.NativeAddress;
-import org.sparseflow.ops.RawPointers;
 import org.sparseflow.ops.pattern.BlockMask;
 
 /**
@@ -51,6 +49,9 @@ final class VectorBlockKernels {
    */
   private static final int PAD = 16;
 
+  /** Slices of the dW chunk reduction that the kernel threads take in turn. */
+  private static final int REDUCTION_SLICES = 16;
+
   private static final ThreadLocal<float[][]> BUFFERS =
       ThreadLocal.withInitial(
           () -> new float[][] {new float[0], new float[0], new float[0], new float[0]});
@@ -64,7 +65,7 @@ final class VectorBlockKernels {
 
   /** y = x (W o M), overwriting y; returns whether y holds NaN (or a non-finite sum). */
   static boolean forward(INDArray x, INDArray w, BlockMask mask, INDArray y) {
-    return forward(x, PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask), y);
+    return forward(x, PackedBlocks.byColumn(TileIo.view(w), w.stride(0), w.stride(1), mask), y);
   }
 
   /** y = x W with W given as its kept blocks p, overwriting y; returns whether y holds NaN. */
@@ -72,21 +73,22 @@ final class VectorBlockKernels {
     int n = (int) x.size(0);
     int k = (int) x.size(1);
     int cols = (int) y.size(1);
-    FloatBuffer xb = view(x);
-    FloatBuffer yb = view(y);
+    FloatBuffer xb = TileIo.view(x);
+    FloatBuffer yb = TileIo.view(y);
     int tile = tileRows(n, TILE);
     int tiles = (n + tile - 1) / tile;
     // the x tile is stored transposed (column kk at a[kk * ldT]) for the unit-stride kernels
     int ldT = tile + PAD;
     int[][] idxT = scaledIndex(p, ldT);
     boolean[] nan = new boolean[BlockSparseKernels.threads()];
+    // a row-major y (rows ld floats apart) is written by the storing kernels directly
+    ByteBuffer direct = TileIo.storable(y) ? TileIo.bytes(y) : null;
     BlockSparseKernels.parallelFor(
         tiles,
         (worker, t) -> {
           int r0 = t * tile;
           int rows = Math.min(tile, n - r0);
           float[] a = buffer(0, k * ldT);
-          float[] c = buffer(1, rows * (cols + PAD));
           TileIo.readRowsTransposed(
               xb,
               x.stride(0),
@@ -97,6 +99,12 @@ final class VectorBlockKernels {
               a,
               ldT,
               buffer(3, TileIo.TRANSPOSE_ROWS * k));
+          if (direct != null) {
+            int ld = (int) y.stride(0);
+            nan[worker] |= multiplyInto(p, idxT, rows, a, direct, yb, r0 * ld, ld) != 0f;
+            return;
+          }
+          float[] c = buffer(1, rows * (cols + PAD));
           Arrays.fill(c, 0, rows * (cols + PAD), 0f);
           multiplyTransposed(p, idxT, rows, a, c, cols + PAD);
           nan[worker] |= hasNaN(c, rows * (cols + PAD));
@@ -108,24 +116,26 @@ final class VectorBlockKernels {
   /**
    * dx = dy (W o M)^T (overwriting dx, when dx is not null) and dW = x^T dy on the kept blocks
    * (written into dW, whose other entries are left as they are, when dW is not null). Returns
-   * whether dx holds NaN.
+   * whether dx and x (read only when dW is asked for) hold NaN; {@link Gradients#weight} is dW's
+   * kept blocks in packed order.
    */
-  static boolean backward(
+  static Gradients backward(
       INDArray x, INDArray w, BlockMask mask, INDArray dy, INDArray dx, INDArray dW, INDArray db) {
-    PackedBlocks p = PackedBlocks.byColumn(view(w), w.stride(0), w.stride(1), mask);
+    PackedBlocks p = PackedBlocks.byColumn(TileIo.view(w), w.stride(0), w.stride(1), mask);
     Gradients g = backward(x, p, mask.blockRows(), dy, dx, dW != null, db);
     if (dW != null) {
-      TileIo.writeBlocks(p, g.weight(), view(dW), dW, mask.blockSize());
+      TileIo.writeBlocks(p, g.weight(), TileIo.view(dW), dW, mask.blockSize());
     }
-    return g.inputNaN();
+    return g;
   }
 
   /**
    * What {@link #backward(INDArray, PackedBlocks, int, INDArray, INDArray, boolean, INDArray)}
-   * returns: whether dx holds NaN, and dW of the kept blocks in p's packed order (null when not
+   * returns: whether dx holds NaN, whether x does (probed on the tiles the weight gradient reads,
+   * false when dW is not asked for), and dW of the kept blocks in p's packed order (null when not
    * asked for).
    */
-  record Gradients(boolean inputNaN, float[] weight) {}
+  record Gradients(boolean inputNaN, boolean activationNaN, float[] weight) {}
 
   /**
    * The backward with W given as its kept blocks p (blockRows block rows): dx = dy W^T (overwriting
@@ -144,9 +154,11 @@ final class VectorBlockKernels {
     int cols = (int) dy.size(1);
     int k = blockRows * p.b;
     PackedBlocks pt = dx != null ? p.transpose(blockRows) : null;
-    FloatBuffer dyb = view(dy);
-    FloatBuffer xb = weightGrad ? view(x) : null;
-    FloatBuffer dxb = dx != null ? view(dx) : null;
+    FloatBuffer dyb = TileIo.view(dy);
+    FloatBuffer xb = weightGrad ? TileIo.view(x) : null;
+    FloatBuffer dxb = dx != null ? TileIo.view(dx) : null;
+    // a row-major dx is written by the storing kernels directly
+    ByteBuffer dxDirect = dx != null && TileIo.storable(dx) ? TileIo.bytes(dx) : null;
     int tile = tileRows(n, BACKWARD_TILE);
     int tiles = (n + tile - 1) / tile;
     // dW and dBias are sums over the row tiles. Each of a fixed number of chunks of consecutive
@@ -156,6 +168,7 @@ final class VectorBlockKernels {
     float[][] acc = new float[chunks][];
     float[][] colSums = new float[chunks][];
     boolean[] nan = new boolean[chunks];
+    boolean[] xNaN = new boolean[chunks];
     int[] rowIdx = new int[tile];
     for (int s = 0; s < tile; s++) {
       rowIdx[s] = s * (k + PAD);
@@ -176,7 +189,10 @@ final class VectorBlockKernels {
               }
               VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[chunk]);
             }
-            if (dx != null) {
+            if (dxDirect != null) {
+              int ld = (int) dx.stride(0);
+              nan[chunk] |= multiplyInto(pt, rows, g, cols + PAD, dxDirect, dxb, r0 * ld, ld) != 0f;
+            } else if (dx != null) {
               float[] c = buffer(1, rows * (k + PAD));
               Arrays.fill(c, 0, rows * (k + PAD), 0f);
               multiply(pt, rows, g, cols + PAD, c, k + PAD);
@@ -186,6 +202,8 @@ final class VectorBlockKernels {
             if (weightGrad) {
               float[] a = buffer(2, rows * (k + PAD));
               TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
+              // the tile is in cache now: a separate pass over x would be a serial 8 MB read
+              xNaN[chunk] |= hasNaN(a, rows * (k + PAD));
               if (acc[chunk] == null) {
                 acc[chunk] = new float[p.values.length];
               }
@@ -193,24 +211,7 @@ final class VectorBlockKernels {
             }
           }
         });
-    float[] sum = null;
-    if (weightGrad) {
-      for (float[] part : acc) {
-        if (part == null) {
-          continue;
-        }
-        if (sum == null) {
-          sum = part;
-        } else {
-          for (int i = 0; i < sum.length; i++) {
-            sum[i] += part[i];
-          }
-        }
-      }
-      if (sum == null) {
-        sum = new float[p.values.length];
-      }
-    }
+    float[] sum = weightGrad ? reduceChunks(acc, p.values.length) : null;
     if (db != null) {
       float[] total = new float[cols];
       for (float[] part : colSums) {
@@ -220,13 +221,57 @@ final class VectorBlockKernels {
           }
         }
       }
-      FloatBuffer dbb = view(db.reshape(1, cols));
+      FloatBuffer dbb = TileIo.view(db.reshape(1, cols));
       long stride = db.reshape(1, cols).stride(1);
       for (int i = 0; i < cols; i++) {
         dbb.put((int) (i * stride), total[i]);
       }
     }
-    return new Gradients(any(nan), sum);
+    return new Gradients(any(nan), any(xNaN), sum);
+  }
+
+  /**
+   * The chunk sums added in chunk order (so the result is the same for any thread count), in slices
+   * on the kernel threads: done serially, this was ~1.5 ms of one idle core per backward at N =
+   * 2048, K = 1024, M = 4096, density 0.1.
+   */
+  private static float[] reduceChunks(float[][] acc, int length) {
+    float[] first = null;
+    int parts = 0;
+    for (float[] part : acc) {
+      if (part != null) {
+        parts++;
+        if (first == null) {
+          first = part;
+        }
+      }
+    }
+    if (first == null) {
+      return new float[length];
+    }
+    if (parts == 1) {
+      return first;
+    }
+    float[] sum = first;
+    int slices = Math.min(REDUCTION_SLICES, Math.max(1, length / 4096));
+    BlockSparseKernels.parallelFor(
+        slices,
+        (worker, s) -> {
+          int from = (int) ((long) s * length / slices);
+          int to = (int) ((long) (s + 1) * length / slices);
+          boolean skip = true; // the first part is the running sum
+          for (float[] part : acc) {
+            if (part == null) {
+              continue;
+            }
+            if (skip) {
+              skip = false;
+              continue;
+            }
+            VectorMicroKernel.addInto(part, sum, from, to);
+          }
+        });
+    return sum;
   }
 
   /** Per panel of p, its source indices times ld (the offsets of those columns in a tile). */
@@ -264,6 +309,50 @@ final class VectorBlockKernels {
   }
 
   /**
+   * y rows [rows] starting at float index yOff (rows ld apart) = A times the packed panels, with A
+   * stored transposed as in {@link #multiplyTransposed}: the storing kernels write every kept
+   * panel's columns straight into y, and the columns of panels without kept blocks are zeroed.
+   * Returns the kernels' probe sum (not 0 when y got a NaN or an infinity).
+   */
+  private static float multiplyInto(
+      PackedBlocks p,
+      int[][] idxT,
+      int rows,
+      float[] aT,
+      ByteBuffer y,
+      FloatBuffer yFloats,
+      int yOff,
+      int ld) {
+    int b = p.b;
+    int nv = b % (2 * L) == 0 ? 2 : 1;
+    float probe = 0f;
+    for (int q = 0; q < p.panels(); q++) {
+      int len = p.start[q + 1] - p.start[q];
+      if (len == 0) {
+        zeroColumns(yFloats, yOff + q * b, rows, ld, b);
+        continue;
+      }
+      for (int c0 = 0; c0 < b; c0 += nv * L) {
+        probe +=
+            UnitStrideKernels.rowsStore(
+                rows,
+                nv,
+                aT,
+                0,
+                idxT[q],
+                len,
+                p.values,
+                p.start[q] * b + c0,
+                b,
+                y,
+                yOff + q * b + c0,
+                ld);
+      }
+    }
+    return probe;
+  }
+
+  /**
    * c [rows x cCols] += a [rows x aCols] times the packed panels: panel p writes columns p*b ..
    * p*b+b of c and reads the columns idx[p] of a.
    */
@@ -277,7 +366,7 @@ final class VectorBlockKernels {
         continue;
       }
       for (int c0 = 0; c0 < b; c0 += nv * L) {
-        rowsKernel(
+        StridedKernels.rows(
             rows,
             nv,
             a,
@@ -292,6 +381,59 @@ final class VectorBlockKernels {
             q * b + c0,
             cCols);
       }
+    }
+  }
+
+  /**
+   * Rows [rows] of out starting at float index outOff (rows ld apart) = a [rows x aCols] times the
+   * packed panels (as {@link #multiply}), written by the storing kernels; the columns of panels
+   * without kept blocks are zeroed. Returns the kernels' probe sum (not 0 on NaN or infinity).
+   */
+  private static float multiplyInto(
+      PackedBlocks p,
+      int rows,
+      float[] a,
+      int aCols,
+      ByteBuffer out,
+      FloatBuffer outFloats,
+      int outOff,
+      int ld) {
+    int b = p.b;
+    int nv = b % (2 * L) == 0 ? 2 : 1;
+    float probe = 0f;
+    for (int q = 0; q < p.panels(); q++) {
+      int len = p.start[q + 1] - p.start[q];
+      if (len == 0) {
+        zeroColumns(outFloats, outOff + q * b, rows, ld, b);
+        continue;
+      }
+      for (int c0 = 0; c0 < b; c0 += nv * L) {
+        probe +=
+            StridedKernels.rowsStore(
+                rows,
+                nv,
+                a,
+                0,
+                aCols,
+                p.idx[q],
+                len,
+                p.values,
+                p.start[q] * b + c0,
+                b,
+                out,
+                outOff + q * b + c0,
+                ld);
+      }
+    }
+    return probe;
+  }
+
+  /** Zeroes width floats in each of rows rows (ld apart) from float index off. */
+  private static void zeroColumns(FloatBuffer out, int off, int rows, int ld, int width) {
+    float[] zeros = buffer(3, width);
+    Arrays.fill(zeros, 0, width, 0f);
+    for (int r = 0; r < rows; r++) {
+      out.put(off + r * ld, zeros, 0, width);
     }
   }
 
@@ -316,55 +458,6 @@ final class VectorBlockKernels {
     }
   }
 
-  /** Runs the widest micro-kernel over the rows, then single rows for the remainder. */
-  private static void rowsKernel(
-      int rows,
-      int nv,
-      float[] a,
-      int aOff,
-      int aRs,
-      int[] idx,
-      int n,
-      float[] b,
-      int bOff,
-      int bSs,
-      float[] c,
-      int cOff,
-      int cRs) {
-    int r = 0;
-    if (nv == 2) {
-      int step = L >= 16 ? 8 : 4;
-      for (; r + step <= rows; r += step) {
-        if (step == 8) {
-          StridedMicroKernels.rows8x2(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        } else {
-          StridedMicroKernels.rows4x2(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        }
-      }
-      for (; r < rows; r++) {
-        StridedMicroKernels.rows1x2(
-            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-      }
-    } else {
-      int step = L >= 16 ? 16 : 8;
-      for (; r + step <= rows; r += step) {
-        if (step == 16) {
-          StridedMicroKernels.rows16x1(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        } else {
-          StridedMicroKernels.rows8x1(
-              a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-        }
-      }
-      for (; r < rows; r++) {
-        StridedMicroKernels.rows1x1(
-            a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
-      }
-    }
-  }
-
   // ------------------------------------------------------------------ memory
 
   /** Tile height: TILE rows, fewer when that leaves a thread without a tile. */
@@ -383,21 +476,6 @@ final class VectorBlockKernels {
       bufs[slot] = new float[size];
     }
     return bufs[slot];
-  }
-
-  /** A float view of the memory an fp32 matrix (or view) spans. */
-  static FloatBuffer view(INDArray a) {
-    if (a.dataType() != DataType.FLOAT) {
-      throw new IllegalStateException("vector kernels need FLOAT, got " + a.dataType());
-    }
-    long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
-    return RawPointers.floatBuffer(NativeAddress.of(a), extent);
-  }
-
-  /** True when an array of this shape and strides fits a float view (int indices). */
-  static boolean viewable(INDArray a) {
-    long extent = (a.size(0) - 1) * a.stride(0) + (a.size(1) - 1) * a.stride(1) + 1;
-    return a.stride(0) >= 0 && a.stride(1) >= 0 && extent < Integer.MAX_VALUE;
   }
 
   /** NaN (or an infinity, which callers confirm) anywhere in a[0 .. n). */

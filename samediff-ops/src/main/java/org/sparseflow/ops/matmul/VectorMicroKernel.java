@@ -46,6 +46,17 @@ final class VectorMicroKernel {
     }
   }
 
+  /** sum[i] += part[i] for from <= i < to. */
+  static void addInto(float[] part, float[] sum, int from, int to) {
+    int i = from;
+    for (; i + L <= to; i += L) {
+      FloatVector.fromArray(SP, part, i).add(FloatVector.fromArray(SP, sum, i)).intoArray(sum, i);
+    }
+    for (; i < to; i++) {
+      sum[i] += part[i];
+    }
+  }
+
   /** Sum of |a[i]| for i < n (NaN if any is NaN, infinite if any is infinite). */
   static double absSum(float[] a, int n) {
     FloatVector acc = FloatVector.zero(SP);

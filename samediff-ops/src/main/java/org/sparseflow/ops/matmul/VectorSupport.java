@@ -30,7 +30,7 @@ public final class VectorSupport {
       if (a == null) {
         continue;
       }
-      if (a.dataType() != DataType.FLOAT || a.rank() != 2 || !VectorBlockKernels.viewable(a)) {
+      if (a.dataType() != DataType.FLOAT || a.rank() != 2 || !TileIo.viewable(a)) {
         return false;
       }
     }

@@ -104,7 +104,8 @@ class VectorBlockKernelsTest {
     INDArray dx = layout(Nd4j.valueArrayOf(new long[] {t, nIn}, Float.NaN, DataType.FLOAT), kind);
     INDArray dW = layout(Nd4j.zeros(DataType.FLOAT, nIn, nOut), kind);
     INDArray db = Nd4j.valueArrayOf(new long[] {nOut}, Float.NaN, DataType.FLOAT);
-    assertTrue(!VectorBlockKernels.backward(x, w, mask, dy, dx, dW, db), "no NaN reported");
+    VectorBlockKernels.Gradients g = VectorBlockKernels.backward(x, w, mask, dy, dx, dW, db);
+    assertTrue(!g.inputNaN() && !g.activationNaN(), "no NaN reported");
     assertTrue(relErr(dx, dyd.mmul(wd.transpose())) < TOL, "dx");
     assertTrue(relErr(dW, xd.transpose().mmul(dyd).mul(m)) < TOL, "dW on kept blocks, 0 elsewhere");
     assertTrue(relErr(db, dyd.sum(0)) < TOL, "dBias");
@@ -208,13 +209,27 @@ class VectorBlockKernelsTest {
         assertThrows(
             IllegalArgumentException.class, () -> SparseLinear.backward(x, w, mask, dyNaN, false));
     assertTrue(e.getMessage().startsWith("dy contains 1 NaN"), e.getMessage());
+    // the backward finds x's NaN on the tiles its weight gradient reads (last row: ragged tile)
+    INDArray xLastNaN = x.dup();
+    xLastNaN.putScalar(x.size(0) - 1, x.size(1) - 1, Float.NaN);
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> SparseLinear.backward(xLastNaN, w, mask, dy, false));
+    assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
+    VectorBlockKernels.Gradients g =
+        VectorBlockKernels.backward(
+            xLastNaN, w, mask, dy, null, Nd4j.zeros(DataType.FLOAT, w.size(0), w.size(1)), null);
+    assertTrue(g.activationNaN() && !g.inputNaN(), "x's NaN reported as x's, not dx's");
+    g = VectorBlockKernels.backward(xLastNaN, w, mask, dy, dy.mmul(w.transpose()), null, null);
+    assertTrue(!g.activationNaN(), "x is not read without dW");
   }
 
   @Test
   void packedBlocksTransposeKeepsEveryValue() {
     BlockMask mask = (BlockMask) PatternSpec.block(16).random(64, 48, 0.5, 9);
     INDArray w = Nd4j.randn(DataType.FLOAT, 64, 48);
-    PackedBlocks byCol = PackedBlocks.byColumn(VectorBlockKernels.view(w), 48, 1, mask);
+    PackedBlocks byCol = PackedBlocks.byColumn(TileIo.view(w), 48, 1, mask);
     PackedBlocks byRow = byCol.transpose(mask.blockRows());
     assertEquals(mask.keptBlockCount() * 16 * 16, byCol.values.length);
     for (int i = 0; i < byRow.panels(); i++) {
