@@ -17,11 +17,11 @@ import java.nio.file.Path;
  * unit stride: C[cOff + r cRs + col] += sum_s a[aOff + idx[s] + r]     b[bOff + s bSs + col]
  * </pre>
  *
- * <p>Both also come in a storing form ({@code UnitStrideStoreMicroKernels}, {@code
- * StridedStoreMicroKernels}): C starts at zero and is stored straight into native memory through a
- * byte buffer (C =, not +=), and each returns a probe that is not 0 when a stored value is NaN or
- * infinite. The forward and dx use them for row-major outputs: no zeroed tile, no copy of the tile
- * out, no second pass for NaN.
+ * <p>The unit-stride family also comes in a storing form ({@code UnitStrideStoreMicroKernels}): C
+ * starts at zero and is stored straight into native memory through a byte buffer (C =, not +=), and
+ * each kernel returns a probe that is not 0 when a stored value is NaN or infinite. The forward
+ * uses it for row-major outputs: no zeroed tile, no copy of the tile out, no second pass for NaN.
+ * (A storing form of the strided kernels for dx measured no faster, so there is none.)
  */
 public final class MicroKernelGenerator {
   private static final String PACKAGE = "org.sparseflow.ops.matmul";
@@ -60,14 +60,6 @@ public final class MicroKernelGenerator {
             + " * index), and the return value is not 0 when a stored value is NaN or infinite.",
         false,
         UNIT);
-    writeStoring(
-        dir.resolve("StridedStoreMicroKernels.java"),
-        "StridedStoreMicroKernels",
-        "Strided micro-kernels that write C instead of adding to it (dx = dy W^T straight into\n"
-            + " * native memory, byte offsets 4 x float index); the return value is not 0 when a\n"
-            + " * stored value is NaN or infinite.",
-        true,
-        STRIDED);
   }
 
   private static void writeStoring(

@@ -1,14 +1,12 @@
 package org.sparseflow.ops.matmul;
 
-import java.nio.ByteBuffer;
-
 /**
- * Dispatch over the strided register-blocked fp32 micro-kernels ({@code StridedMicroKernels} and
- * their storing form, generated at build time, see {@link VectorMicroKernel}): for rows r of a
- * small tile of C and columns {@code 0 .. nv * L},
+ * Dispatch over the strided register-blocked fp32 micro-kernels ({@code StridedMicroKernels},
+ * generated at build time, see {@link VectorMicroKernel}): for rows r of a small tile of C and
+ * columns {@code 0 .. nv * L},
  *
  * <pre>
- * C[cOff + r cRs + col] (+)= sum_s a[aOff + r aRs + idx[s]] b[bOff + s bSs + col]
+ * C[cOff + r cRs + col] += sum_s a[aOff + r aRs + idx[s]] b[bOff + s bSs + col]
  * </pre>
  *
  * <p>The input gradient dx = dy W^T runs on them: its A is the row-major dy tile, which the weight
@@ -67,62 +65,5 @@ final class StridedKernels {
             a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, c, cOff + r * cRs, cRs);
       }
     }
-  }
-
-  /** As {@link #rows} with the storing kernels (C =, not +=); returns their probe sum. */
-  static float rowsStore(
-      int rows,
-      int nv,
-      float[] a,
-      int aOff,
-      int aRs,
-      int[] idx,
-      int n,
-      float[] b,
-      int bOff,
-      int bSs,
-      ByteBuffer out,
-      int cOff,
-      int cRs) {
-    float probe = 0f;
-    int r = 0;
-    if (nv == 2) {
-      int step = L >= 16 ? 8 : 4;
-      for (; r + step <= rows; r += step) {
-        if (step == 8) {
-          probe +=
-              StridedStoreMicroKernels.rows8x2(
-                  a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
-        } else {
-          probe +=
-              StridedStoreMicroKernels.rows4x2(
-                  a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
-        }
-      }
-      for (; r < rows; r++) {
-        probe +=
-            StridedStoreMicroKernels.rows1x2(
-                a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
-      }
-    } else {
-      int step = L >= 16 ? 16 : 8;
-      for (; r + step <= rows; r += step) {
-        if (step == 16) {
-          probe +=
-              StridedStoreMicroKernels.rows16x1(
-                  a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
-        } else {
-          probe +=
-              StridedStoreMicroKernels.rows8x1(
-                  a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
-        }
-      }
-      for (; r < rows; r++) {
-        probe +=
-            StridedStoreMicroKernels.rows1x1(
-                a, aOff + r * aRs, aRs, idx, n, b, bOff, bSs, out, cOff + r * cRs, cRs);
-      }
-    }
-    return probe;
   }
 }

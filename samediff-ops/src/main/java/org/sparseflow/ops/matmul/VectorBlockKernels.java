@@ -157,8 +157,6 @@ final class VectorBlockKernels {
     FloatBuffer dyb = TileIo.view(dy);
     FloatBuffer xb = weightGrad ? TileIo.view(x) : null;
     FloatBuffer dxb = dx != null ? TileIo.view(dx) : null;
-    // a row-major dx is written by the storing kernels directly
-    ByteBuffer dxDirect = dx != null && TileIo.storable(dx) ? TileIo.bytes(dx) : null;
     int tile = tileRows(n, BACKWARD_TILE);
     int tiles = (n + tile - 1) / tile;
     // dW and dBias are sums over the row tiles. Each of a fixed number of chunks of consecutive
@@ -189,10 +187,7 @@ final class VectorBlockKernels {
               }
               VectorMicroKernel.addRows(g, rows, cols, cols + PAD, colSums[chunk]);
             }
-            if (dxDirect != null) {
-              int ld = (int) dx.stride(0);
-              nan[chunk] |= multiplyInto(pt, rows, g, cols + PAD, dxDirect, dxb, r0 * ld, ld) != 0f;
-            } else if (dx != null) {
+            if (dx != null) {
               float[] c = buffer(1, rows * (k + PAD));
               Arrays.fill(c, 0, rows * (k + PAD), 0f);
               multiply(pt, rows, g, cols + PAD, c, k + PAD);
@@ -382,50 +377,6 @@ final class VectorBlockKernels {
             cCols);
       }
     }
-  }
-
-  /**
-   * Rows [rows] of out starting at float index outOff (rows ld apart) = a [rows x aCols] times the
-   * packed panels (as {@link #multiply}), written by the storing kernels; the columns of panels
-   * without kept blocks are zeroed. Returns the kernels' probe sum (not 0 on NaN or infinity).
-   */
-  private static float multiplyInto(
-      PackedBlocks p,
-      int rows,
-      float[] a,
-      int aCols,
-      ByteBuffer out,
-      FloatBuffer outFloats,
-      int outOff,
-      int ld) {
-    int b = p.b;
-    int nv = b % (2 * L) == 0 ? 2 : 1;
-    float probe = 0f;
-    for (int q = 0; q < p.panels(); q++) {
-      int len = p.start[q + 1] - p.start[q];
-      if (len == 0) {
-        zeroColumns(outFloats, outOff + q * b, rows, ld, b);
-        continue;
-      }
-      for (int c0 = 0; c0 < b; c0 += nv * L) {
-        probe +=
-            StridedKernels.rowsStore(
-                rows,
-                nv,
-                a,
-                0,
-                aCols,
-                p.idx[q],
-                len,
-                p.values,
-                p.start[q] * b + c0,
-                b,
-                out,
-                outOff + q * b + c0,
-                ld);
-      }
-    }
-    return probe;
   }
 
   /** Zeroes width floats in each of rows rows (ld apart) from float index off. */
