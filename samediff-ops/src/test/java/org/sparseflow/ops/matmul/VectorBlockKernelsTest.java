@@ -11,6 +11,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
@@ -223,6 +224,31 @@ class VectorBlockKernelsTest {
     assertTrue(g.activationNaN() && !g.inputNaN(), "x's NaN reported as x's, not dx's");
     g = VectorBlockKernels.backward(xLastNaN, w, mask, dy, dy.mmul(w.transpose()), null, null);
     assertTrue(!g.activationNaN(), "x is not read without dW");
+  }
+
+  /**
+   * The forward writes a row-major output straight from the micro-kernels: block columns without
+   * kept blocks must come out as zeros, whatever the output held, for every block size.
+   */
+  @ParameterizedTest(name = "b={0} threads={1}")
+  @CsvSource({"16,1", "32,2", "64,1", "64,2"})
+  void rowMajorForwardZeroesBlockColumnsWithoutKeptBlocks(int b, int threads) {
+    BlockSparseKernels.setThreads(threads);
+    // 2 block rows x 3 block columns; block column 1 keeps nothing
+    boolean[] flags = {true, false, false, true, false, true};
+    BlockMask mask = BlockMask.of(2 * b, 3 * b, b, flags);
+    INDArray x = Nd4j.randn(DataType.FLOAT, 53, 2 * b);
+    INDArray w = Nd4j.randn(DataType.FLOAT, 2 * b, 3 * b);
+    INDArray y = Nd4j.valueArrayOf(new long[] {53, 3 * b}, Float.NaN, DataType.FLOAT);
+    assertTrue(!VectorBlockKernels.forward(x, w, mask, y), "no NaN reported");
+    INDArray ref =
+        x.castTo(DataType.DOUBLE)
+            .mmul(w.castTo(DataType.DOUBLE).mul(mask.toDense(DataType.DOUBLE)));
+    assertTrue(relErr(y, ref) < TOL, "forward " + relErr(y, ref));
+    assertEquals(
+        0.0,
+        y.get(NDArrayIndex.all(), NDArrayIndex.interval(b, 2 * b)).norm1Number().doubleValue(),
+        "the empty block column is zero");
   }
 
   @Test
