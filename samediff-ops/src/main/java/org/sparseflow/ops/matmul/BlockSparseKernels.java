@@ -46,12 +46,24 @@ public final class BlockSparseKernels {
       Math.max(THREADS, Runtime.getRuntime().availableProcessors());
   private static volatile int threads = THREADS;
 
+  /**
+   * True on the pool's threads: a parallel loop started from inside a worker's task runs serially
+   * there (its tasks would wait in the queue behind the very task that waits for them).
+   */
+  private static final ThreadLocal<Boolean> IN_WORKER = ThreadLocal.withInitial(() -> false);
+
   private static final ExecutorService POOL =
       MAX_THREADS > 1
           ? Executors.newFixedThreadPool(
               MAX_THREADS - 1,
               r -> {
-                Thread t = new Thread(r, "sparseflow-kernel");
+                Thread t =
+                    new Thread(
+                        () -> {
+                          IN_WORKER.set(Boolean.TRUE);
+                          r.run();
+                        },
+                        "sparseflow-kernel");
                 t.setDaemon(true);
                 return t;
               })
@@ -398,7 +410,7 @@ public final class BlockSparseKernels {
    */
   static int parallelFor(int n, WorkerBody body) {
     int workers = Math.min(threads, n);
-    if (workers <= 1) {
+    if (workers <= 1 || IN_WORKER.get()) {
       for (int i = 0; i < n; i++) {
         body.run(0, i);
       }

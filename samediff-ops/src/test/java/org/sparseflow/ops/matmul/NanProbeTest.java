@@ -2,8 +2,12 @@ package org.sparseflow.ops.matmul;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.nd4j.linalg.api.buffer.DataType;
@@ -19,7 +23,15 @@ import org.nd4j.linalg.ops.transforms.Transforms;
 class NanProbeTest {
 
   @ParameterizedTest(name = "{0} n={1}")
-  @CsvSource({"FLOAT,1", "FLOAT,17", "FLOAT,16389", "DOUBLE,3", "DOUBLE,8197"})
+  @CsvSource({
+    "FLOAT,1",
+    "FLOAT,17",
+    "FLOAT,16389",
+    "DOUBLE,3",
+    "DOUBLE,8197",
+    "FLOAT,1048583", // from 2^20 elements the probe runs in slices on the kernel threads
+    "DOUBLE,1048579"
+  })
   void absSumMatchesReferenceAndFindsNaNAndInfinity(DataType dt, int n) {
     Nd4j.getRandom().setSeed(n);
     INDArray big = Nd4j.randn(DataType.DOUBLE, 1, n + 7).castTo(dt);
@@ -36,5 +48,29 @@ class NanProbeTest {
     a.putScalar(n - 1, Double.NaN);
     assertTrue(Double.isNaN(NanProbe.absSum(a)));
     assertTrue(Double.isNaN(BlockSparseKernels.probeSum(a)));
+    a.putScalar(n - 1, 1.0);
+    a.putScalar(n / 2, Double.NaN);
+    assertTrue(Double.isNaN(NanProbe.absSum(a)), "NaN in the middle (another slice)");
+  }
+
+  /**
+   * A parallel loop started inside a kernel worker's task runs serially there instead of waiting
+   * for its own queued tasks (which only that busy worker could run).
+   */
+  @Test
+  void nestedParallelLoopsFinish() {
+    BlockSparseKernels.setThreads(2);
+    try {
+      AtomicInteger inner = new AtomicInteger();
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(30),
+          () ->
+              BlockSparseKernels.parallelFor(
+                  8,
+                  (w, i) -> BlockSparseKernels.parallelFor(5, (w2, j) -> inner.incrementAndGet())));
+      assertEquals(40, inner.get());
+    } finally {
+      BlockSparseKernels.setThreads(BlockSparseKernels.THREADS);
+    }
   }
 }
