@@ -29,8 +29,10 @@ import org.sparseflow.ops.pattern.SparseMask;
  * medians in milliseconds after warm-up. The dense baseline is the faster of 'c' and 'f' operand
  * orders, with ND4J's default BLAS threads. Each timed call runs in an ND4J workspace of its own so
  * outputs reuse their memory as in DL4J training ({@code --fresh-outputs} allocates them anew), and
- * each sparse run starts after a short pause ({@code --settle-ms}) so that OpenBLAS's worker,
- * spinning after the dense GEMMs, does not share the cores with it; see {@link Timing}.
+ * each sparse run starts after a short busy-wait ({@code --settle-ms}) so that OpenBLAS's worker,
+ * spinning after the dense GEMMs, does not share the cores with it. Every timed call, dense or
+ * sparse, follows an untimed call of the same case ({@code --lead-calls}), so all are timed back to
+ * back as in training and as the PyTorch peer is; see {@link Timing}.
  *
  * <p>When a python3 with torch is found, PyTorch's dense CPU matmul and causal attention run first
  * on the same shapes and thread count with this JVM's environment ({@link TorchPeer}); the lines
@@ -44,8 +46,8 @@ import org.sparseflow.ops.pattern.SparseMask;
  *
  * <p>Then runs {@link AttentionBench} (T=2048 in quick mode). Run: {@code java --add-modules
  * jdk.incubator.vector -jar benchmarks/target/sparseflow-benchmarks.jar ops [--quick]
- * [--fresh-outputs] [--settle-ms MS]} (without the flag the BLAS block kernels run instead of the
- * Vector API ones).
+ * [--fresh-outputs] [--settle-ms MS] [--lead-calls N]} (without the flag the BLAS block kernels run
+ * instead of the Vector API ones).
  */
 public final class OpsBenchmark {
 

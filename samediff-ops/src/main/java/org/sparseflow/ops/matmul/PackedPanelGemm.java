@@ -56,6 +56,7 @@ public final class PackedPanelGemm {
       INDArray dx,
       boolean weightGrad) {
     PackedBlocks p = PackedBlocks.ofPanels(b, panelStart, slotBlockRows, values);
-    return VectorBlockKernels.backward(x, p, blockRows, dy, dx, weightGrad, null).weight();
+    // packed storage does not NaN-check x, so the kernel need not probe it
+    return VectorBlockKernels.backward(x, p, blockRows, dy, dx, weightGrad, false, null).weight();
   }
 }

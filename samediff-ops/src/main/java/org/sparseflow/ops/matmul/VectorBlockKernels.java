@@ -3,6 +3,8 @@ package org.sparseflow.ops.matmul;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.ops.pattern.BlockMask;
 
@@ -14,11 +16,12 @@ import org.sparseflow.ops.pattern.BlockMask;
  * backward dx = dy (W o M)^T with dW = x^T dy on kept blocks, fused so that each tile of dy is read
  * once. The kept blocks are packed first ({@link PackedBlocks}); the token dimension is split into
  * tiles of a few dozen rows that the Java threads take in turn, and each tile of the activations is
- * copied once into a Java array ({@link TileIo}; transposed for the forward), where a tile of the
- * output is built for every output panel before it is written back and probed for NaN in the same
- * pass. So the register-blocked micro-kernel sees long runs (every kept row of a block column) with
- * no call overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md
- * for what this replaced and what was measured).
+ * copied once into a Java array ({@link TileIo}; transposed for the forward). A row-major forward
+ * output is stored from the micro-kernels' registers, with the NaN probe taken from the same
+ * values; other outputs are built as a tile, written back and probed in one pass. So the
+ * register-blocked micro-kernel sees long runs (every kept row of a block column) with no call
+ * overhead, and no BLAS call or packing happens per block (see docs/experiments/kernels.md for what
+ * this replaced and what was measured).
  *
  * <p>Loaded only when the {@code jdk.incubator.vector} module is present (see {@link
  * SparseKernelSelect}).
@@ -124,7 +127,7 @@ final class VectorBlockKernels {
   static Gradients backward(
       INDArray x, INDArray w, BlockMask mask, INDArray dy, INDArray dx, INDArray dW, INDArray db) {
     PackedBlocks p = PackedBlocks.byColumn(TileIo.view(w), w.stride(0), w.stride(1), mask);
-    Gradients g = backward(x, p, mask.blockRows(), dy, dx, dW != null, db);
+    Gradients g = backward(x, p, mask.blockRows(), dy, dx, dW != null, true, db);
     if (dW != null) {
       TileIo.writeBlocks(p, g.weight(), TileIo.view(dW), dW, mask.blockSize());
     }
@@ -132,10 +135,10 @@ final class VectorBlockKernels {
   }
 
   /**
-   * What {@link #backward(INDArray, PackedBlocks, int, INDArray, INDArray, boolean, INDArray)}
-   * returns: whether dx holds NaN, whether x does (probed on the tiles the weight gradient reads,
-   * false when dW is not asked for), and dW of the kept blocks in p's packed order (null when not
-   * asked for).
+   * What {@link #backward(INDArray, PackedBlocks, int, INDArray, INDArray, boolean, boolean,
+   * INDArray)} returns: whether dx holds NaN, whether x does (probed on the tiles the weight
+   * gradient reads when asked to, else false), and dW of the kept blocks in p's packed order (null
+   * when not asked for).
    */
   record Gradients(boolean inputNaN, boolean activationNaN, float[] weight) {}
 
@@ -151,6 +154,7 @@ final class VectorBlockKernels {
       INDArray dy,
       INDArray dx,
       boolean weightGrad,
+      boolean probeX,
       INDArray db) {
     int n = (int) dy.size(0);
     int cols = (int) dy.size(1);
@@ -200,7 +204,7 @@ final class VectorBlockKernels {
               float[] a = buffer(2, rows * (k + PAD));
               TileIo.readRows(xb, x.stride(0), x.stride(1), r0, rows, k, a, k + PAD);
               // the tile is in cache now: a separate pass over x would be a serial 8 MB read
-              xNaN[chunk] |= hasNaN(a, rows * (k + PAD));
+              xNaN[chunk] |= probeX && hasNaN(a, rows * (k + PAD));
               if (acc[chunk] == null) {
                 acc[chunk] = new float[p.values.length];
               }
@@ -233,41 +237,23 @@ final class VectorBlockKernels {
    * 2048, K = 1024, M = 4096, density 0.1.
    */
   private static float[] reduceChunks(float[][] acc, int length) {
-    float[] first = null;
-    int parts = 0;
-    for (float[] part : acc) {
-      if (part != null) {
-        parts++;
-        if (first == null) {
-          first = part;
-        }
-      }
-    }
-    if (first == null) {
+    List<float[]> parts = Arrays.stream(acc).filter(Objects::nonNull).toList();
+    if (parts.isEmpty()) {
       return new float[length];
     }
-    if (parts == 1) {
-      return first;
-    }
-    float[] sum = first;
+    float[] sum = parts.get(0); // the running sum
     int slices = Math.min(REDUCTION_SLICES, Math.max(1, length / 4096));
-    BlockSparseKernels.parallelFor(
-        slices,
-        (worker, s) -> {
-          int from = (int) ((long) s * length / slices);
-          int to = (int) ((long) (s + 1) * length / slices);
-          boolean skip = true; // the first part is the running sum
-          for (float[] part : acc) {
-            if (part == null) {
-              continue;
+    if (parts.size() > 1) {
+      BlockSparseKernels.parallelFor(
+          slices,
+          (worker, s) -> {
+            int from = (int) ((long) s * length / slices);
+            int to = (int) ((long) (s + 1) * length / slices);
+            for (int i = 1; i < parts.size(); i++) {
+              VectorMicroKernel.addInto(parts.get(i), sum, from, to);
             }
-            if (skip) {
-              skip = false;
-              continue;
-            }
-            VectorMicroKernel.addInto(part, sum, from, to);
-          }
-        });
+          });
+    }
     return sum;
   }
 
