@@ -121,6 +121,7 @@ public final class CompareCommand implements Callable<Integer> {
             stdout,
             System.err,
             !plainProgressOption.plainProgress && ProgressBar.stderrIsTerminal());
+    VectorKernelsNote.printIfOff(spec.commandLine().getErr());
     Comparison.Outcome outcome = Shutdown.guardComparison(comparison);
     return outcome.interrupted() ? SparseFlowCli.EXIT_INTERRUPTED : 0;
   }

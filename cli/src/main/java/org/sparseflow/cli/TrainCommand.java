@@ -97,6 +97,15 @@ public final class TrainCommand implements Callable<Integer> {
   @Mixin RunOptions.EvalWindows evalWindowsOption;
 
   @Option(
+      names = "--test-fraction",
+      description =
+          "Share of the corpus, from the end of the held-out 10%, kept as a test part that"
+              + " validation never reads; its loss is reported once, at the end, in [0, 0.05]"
+              + " (default: ${DEFAULT-VALUE}; 0.05 = the split `compare` uses, so validation"
+              + " losses match compare's).")
+  double testFraction = 0;
+
+  @Option(
       names = "--checkpoint-every",
       description = "Checkpoint every N steps, 1..10000000 (default: ${DEFAULT-VALUE}).")
   int checkpointEvery = 200;
@@ -106,6 +115,7 @@ public final class TrainCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Trainer trainer = createTrainer();
+    VectorKernelsNote.printIfOff(spec.commandLine().getErr());
     PrintWriter out = spec.commandLine().getOut();
     out.println("run directory: " + trainer.runDirectory().path());
     out.flush();
@@ -115,13 +125,16 @@ public final class TrainCommand implements Callable<Integer> {
     out.println(
         String.format(
             Locale.ROOT,
-            "%s: step %d/%d, train loss %.4f, val loss %s, density %.3f, training FLOPs %s%s, wall"
-                + " %s",
+            "%s: step %d/%d, train loss %.4f, val loss %s%s, density %.3f, training FLOPs %s%s,"
+                + " wall %s",
             r.status().name().toLowerCase(Locale.ROOT),
             r.step(),
             trainer.experiment().config().steps,
             r.trainLoss(),
             r.valLoss() == null ? "n/a" : String.format(Locale.ROOT, "%.4f", r.valLoss()),
+            r.testLoss() == null
+                ? ""
+                : String.format(Locale.ROOT, ", test loss %.4f", r.testLoss()),
             r.density(),
             ProgressBar.si(r.flops()),
             trainer.experiment().driver().flopsAreEstimate() ? " (estimate)" : "",
@@ -171,6 +184,11 @@ public final class TrainCommand implements Callable<Integer> {
       density.applyTo(c);
       c.evalEvery = evalEvery;
       c.evalWindows = evalWindowsOption.evalWindows;
+      if (!(testFraction >= 0 && testFraction <= 0.05)) {
+        throw new IllegalArgumentException(
+            "--test-fraction = " + testFraction + " is not allowed; allowed: 0..0.05");
+      }
+      c.testFraction = testFraction;
       c.checkpointEvery = checkpointEvery;
     }
     // a default name that is taken (two runs in the same second) gets a -2, -3, ... suffix
