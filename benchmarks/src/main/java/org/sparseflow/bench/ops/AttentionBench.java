@@ -34,8 +34,8 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
  * than wall time; each line also records the machine's load average, since the shared build machine
  * is often oversubscribed.
  *
- * <p>Run: {@code java -cp <integration-tests classpath> org.sparseflow.bench.ops.AttentionBench
- * [--quick]}.
+ * <p>Run: {@code java --add-modules jdk.incubator.vector -cp
+ * benchmarks/target/sparseflow-benchmarks.jar org.sparseflow.bench.ops.AttentionBench [--quick]}.
  */
 public final class AttentionBench {
 
@@ -86,8 +86,8 @@ public final class AttentionBench {
       BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
       INDArray causalBias = causalBias(t);
 
-      double[] denseFwd = time(reps, () -> SparseAttention.forward(q, k, v, dense, scale));
-      double[] sparseFwd = time(reps, () -> SparseAttention.forward(q, k, v, sparse, scale));
+      double[] denseFwd = time(reps, () -> forward(q, k, v, dense, scale));
+      double[] sparseFwd = time(reps, () -> forward(q, k, v, sparse, scale));
       double[] nd4jFwd = time(reps, () -> nd4jForward(q, k, v, causalBias, scale));
       double[] denseFb = time(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
       double[] sparseFb = time(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
@@ -201,10 +201,29 @@ public final class AttentionBench {
         HostInfo.fields());
   }
 
+  /**
+   * The forward pass as the SameDiff op and the DL4J layer call it: into outputs allocated in the
+   * current (the case's) workspace, so repeated calls reuse the same memory. {@link
+   * SparseAttention#forward} allocates detached outputs instead, and their first-touch page faults
+   * (4 MB per call at T=2048) made the timings depend on the process's memory history.
+   */
+  private static SparseAttention.Result forward(
+      INDArray q, INDArray k, INDArray v, BlockLayout layout, double scale) {
+    INDArray out = Nd4j.createUninitialized(q.dataType(), q.shape());
+    INDArray lse = Nd4j.createUninitialized(q.dataType(), q.size(0), q.size(1), q.size(2));
+    SparseAttention.forwardInto(q, k, v, layout, scale, out, lse);
+    return new SparseAttention.Result(out, lse);
+  }
+
+  /** Forward and backward, all outputs in the current workspace (see {@link #forward}). */
   private static Object fwdBwd(
       INDArray q, INDArray k, INDArray v, INDArray dOut, BlockLayout layout, double scale) {
-    SparseAttention.Result r = SparseAttention.forward(q, k, v, layout, scale);
-    return SparseAttention.backward(q, k, v, r, dOut, layout, scale);
+    SparseAttention.Result r = forward(q, k, v, layout, scale);
+    INDArray dq = Nd4j.createUninitialized(q.dataType(), q.shape());
+    INDArray dk = Nd4j.createUninitialized(q.dataType(), q.shape());
+    INDArray dv = Nd4j.createUninitialized(q.dataType(), q.shape());
+    SparseAttention.backwardInto(q, k, v, r.out(), r.lse(), dOut, layout, scale, dq, dk, dv);
+    return dq;
   }
 
   private static INDArray causalBias(int t) {
