@@ -16,6 +16,9 @@ import org.sparseflow.bench.BenchOptions;
 import org.sparseflow.ops.matmul.BlockSparseKernels;
 import org.sparseflow.ops.matmul.SparseLinear;
 import org.sparseflow.ops.matmul.VectorSupport;
+import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.pattern.BlockMask;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -174,32 +177,45 @@ public final class OpsBenchmark {
             timing.alternating(
                 warmup,
                 reps,
+                2,
                 () -> xc.mmul(wc),
                 () -> xf.mmul(wf),
                 () -> SparseLinear.forward(xs, wMasked, null, mask));
         double denseMs = Math.min(median(fwd[0]), median(fwd[1]));
         emit(out, line("matmul_fwd", density, block, mask, denseMs, median(fwd[2]), torchMs));
       }
+      Runnable dense1 = () -> denseFwdBwd(xc, wc, dyc);
+      Runnable dense2 = () -> denseFwdBwd(xf, wf, dyf);
+      Runnable masked =
+          () -> {
+            SparseLinear.forward(xs, wMasked, null, mask);
+            SparseLinear.backward(xs, wMasked, mask, dys, false);
+          };
+      // packed storage (issue 23: the kernel targets must hold on it too), block 32 below the
+      // break-even density, in the same alternation as masked storage
+      boolean packed = block == BLOCK && density <= 0.25;
       double[][] fb =
-          timing.alternating(
-              warmup,
-              reps,
-              () -> denseFwdBwd(xc, wc, dyc),
-              () -> denseFwdBwd(xf, wf, dyf),
-              () -> {
-                SparseLinear.forward(xs, wMasked, null, mask);
-                SparseLinear.backward(xs, wMasked, mask, dys, false);
-              });
-      emit(
-          out,
-          line(
-              "matmul_fwdbwd",
-              density,
-              block,
-              mask,
-              Math.min(median(fb[0]), median(fb[1])),
-              median(fb[2]),
-              torchMs));
+          packed
+              ? timing.alternating(
+                  warmup, reps, 2, dense1, dense2, masked, packedFwdBwd(xs, dys, wMasked, mask))
+              : timing.alternating(warmup, reps, 2, dense1, dense2, masked);
+      double denseMs = Math.min(median(fb[0]), median(fb[1]));
+      emit(out, line("matmul_fwdbwd", density, block, mask, denseMs, median(fb[2]), torchMs));
+      if (packed) {
+        Double torch = torchMs.get(torchMatmul("matmul_fwdbwd"));
+        emit(
+            out,
+            result(
+                "matmul_fwdbwd_packed",
+                density,
+                block,
+                mask,
+                denseMs,
+                median(fb[3]),
+                torch,
+                "",
+                BlockSparseKernels.threads()));
+      }
     }
     out.addAll(runCpuTime(quick, timing, xs, wc, dys, torchMs));
     return out;
@@ -263,6 +279,23 @@ public final class OpsBenchmark {
   }
 
   /** Adds a RESULT line to {@code out} and prints it as soon as it is measured. */
+  /**
+   * Forward and backward (dX and dW of the kept blocks) on packed storage: W held as its kept
+   * blocks only ({@link PackedBlockLinear}), outputs in the timing workspace like the masked
+   * case's.
+   */
+  private static Runnable packedFwdBwd(INDArray x, INDArray dy, INDArray wMasked, SparseMask mask) {
+    PackedLayout layout = PackedLayout.of((BlockMask) mask);
+    INDArray values = PackedBlockLinear.pack(wMasked.dup('c'), layout);
+    INDArray dValues = Nd4j.createUninitialized(values.dataType(), values.shape());
+    return () -> {
+      INDArray y = Nd4j.createUninitialized(DataType.FLOAT, x.size(0), layout.cols());
+      PackedBlockLinear.forwardInto(x, values, null, layout, y);
+      INDArray dx = Nd4j.createUninitialized(DataType.FLOAT, x.size(0), layout.rows());
+      PackedBlockLinear.backwardInto(x, values, layout, dy, dValues, dx);
+    };
+  }
+
   private static void emit(List<String> out, String line) {
     out.add(line);
     System.out.println(line);

@@ -66,13 +66,15 @@ final class Timing {
   }
 
   /**
-   * Times each task once per repetition, in turn, after warm-up rounds; the last task is the sparse
-   * one (the settle pause goes before it). Each timed call follows {@code leadCalls} untimed calls
-   * of the same task, so every task, dense or sparse, is timed in the steady state of back-to-back
-   * calls that training runs in (and that the PyTorch peer is timed in), not as the first call
-   * after another task or a pause. Returns per-task samples in ms.
+   * Times each task once per repetition, in turn, after warm-up rounds; the first {@code
+   * denseTasks} tasks are the dense ones, every later one is sparse and gets the settle pause
+   * before it (a sparse task that ran right after a threaded dense GEMM measured about twice its
+   * time: OpenBLAS's spinning worker takes one of the two cores). Each timed call follows {@code
+   * leadCalls} untimed calls of the same task, so every task, dense or sparse, is timed in the
+   * steady state of back-to-back calls that training runs in (and that the PyTorch peer is timed
+   * in), not as the first call after another task or a pause. Returns per-task samples in ms.
    */
-  double[][] alternating(int warmup, int reps, Runnable... tasks) {
+  double[][] alternating(int warmup, int reps, int denseTasks, Runnable... tasks) {
     for (int i = 0; i < warmup; i++) {
       for (int k = 0; k < tasks.length; k++) {
         call(k, tasks[k]);
@@ -81,7 +83,7 @@ final class Timing {
     double[][] samples = new double[tasks.length][reps];
     for (int r = 0; r < reps; r++) {
       for (int k = 0; k < tasks.length; k++) {
-        if (k == tasks.length - 1) {
+        if (k >= denseTasks) {
           settle();
         }
         for (int lead = 0; lead < leadCalls; lead++) {
