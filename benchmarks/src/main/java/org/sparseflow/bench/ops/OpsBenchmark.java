@@ -37,6 +37,10 @@ import org.sparseflow.ops.pattern.SparseMask;
  * sparse, follows an untimed call of the same case ({@code --lead-calls}), so all are timed back to
  * back as in training and as the PyTorch peer is; see {@link Timing}.
  *
+ * <p>At block 32 and densities up to 0.25, {@code matmul_fwdbwd_packed} times the same fwd+bwd on
+ * packed storage (W held as its kept blocks only, {@link PackedBlockLinear}), in the same
+ * alternation and against the same dense baseline as the masked-storage line.
+ *
  * <p>When a python3 with torch is found, PyTorch's dense CPU matmul and causal attention run first
  * on the same shapes and thread count with this JVM's environment ({@link TorchPeer}); the lines
  * then carry {@code torch_ms} and {@code speedup_vs_torch}. Every RESULT line names the host
