@@ -99,7 +99,7 @@ public final class TrainCommand implements Callable<Integer> {
   @Option(
       names = "--test-fraction",
       description =
-          "Share of the corpus, from the end of the held-out 10%, kept as a test part that"
+          "Share of the corpus, from the end of the held-out 10%%, kept as a test part that"
               + " validation never reads; its loss is reported once, at the end, in [0, 0.05]"
               + " (default: ${DEFAULT-VALUE}; 0.05 = the split `compare` uses, so validation"
               + " losses match compare's).")
@@ -186,7 +186,7 @@ public final class TrainCommand implements Callable<Integer> {
       c.evalWindows = evalWindowsOption.evalWindows;
       if (!(testFraction >= 0 && testFraction <= 0.05)) {
         throw new IllegalArgumentException(
-            "--test-fraction = " + testFraction + " is not allowed; allowed: 0..0.05");
+            "--test-fraction: " + testFraction + " is outside [0, 0.05]");
       }
       c.testFraction = testFraction;
       c.checkpointEvery = checkpointEvery;

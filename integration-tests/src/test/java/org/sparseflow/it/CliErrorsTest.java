@@ -105,6 +105,8 @@ class CliErrorsTest {
     oneLineError(cli("compare", "--steps", "-5"), 1, "--steps: -5");
     oneLineError(cli("train", "--density", "0", "--sparsity", "mst"), 1, "--density: 0.0");
     oneLineError(cli("train", "--density", "0.1"), 1, "--density 0.1: only MST sparsity");
+    oneLineError(cli("train", "--test-fraction", "0.2"), 1, "--test-fraction: 0.2 is outside");
+    oneLineError(cli("train", "--test-fraction", "-0.01"), 1, "--test-fraction: -0.01");
     oneLineError(
         cli("generate", "--run-dir", tmp.toString(), "--temperature", "0"), 1, "--temperature");
     oneLineError(cli("generate", "--run-dir", tmp.toString(), "--length", "0"), 1, "--length");
