@@ -70,6 +70,9 @@ public final class OpsBenchmark {
 
   static final long SEED = 42;
 
+  /** The dense tasks that open every alternation: ND4J on 'c' and on 'f' operands. */
+  private static final int DENSE_TASKS = 2;
+
   private OpsBenchmark() {}
 
   public static void main(String[] args) {
@@ -181,7 +184,7 @@ public final class OpsBenchmark {
             timing.alternating(
                 warmup,
                 reps,
-                2,
+                DENSE_TASKS,
                 () -> xc.mmul(wc),
                 () -> xf.mmul(wf),
                 () -> SparseLinear.forward(xs, wMasked, null, mask));
@@ -201,8 +204,14 @@ public final class OpsBenchmark {
       double[][] fb =
           packed
               ? timing.alternating(
-                  warmup, reps, 2, dense1, dense2, masked, packedFwdBwd(xs, dys, wMasked, mask))
-              : timing.alternating(warmup, reps, 2, dense1, dense2, masked);
+                  warmup,
+                  reps,
+                  DENSE_TASKS,
+                  dense1,
+                  dense2,
+                  masked,
+                  packedFwdBwd(xs, dys, wMasked, mask))
+              : timing.alternating(warmup, reps, DENSE_TASKS, dense1, dense2, masked);
       double denseMs = Math.min(median(fb[0]), median(fb[1]));
       emit(out, line("matmul_fwdbwd", density, block, mask, denseMs, median(fb[2]), torchMs));
       if (packed) {
@@ -282,7 +291,6 @@ public final class OpsBenchmark {
     return result(kase + "_cpu1", density, BLOCK, mask, denseMs, sparseMs, torch, "_cpu", 1);
   }
 
-  /** Adds a RESULT line to {@code out} and prints it as soon as it is measured. */
   /**
    * Forward and backward (dX and dW of the kept blocks) on packed storage: W held as its kept
    * blocks only ({@link PackedBlockLinear}), outputs in the timing workspace like the masked
@@ -300,6 +308,7 @@ public final class OpsBenchmark {
     };
   }
 
+  /** Adds a RESULT line to {@code out} and prints it as soon as it is measured. */
   private static void emit(List<String> out, String line) {
     out.add(line);
     System.out.println(line);
