@@ -24,7 +24,9 @@ final class DensityOption {
       description =
           "Where MST keeps the sparse weights of the SameDiff model: masked (dense arrays and a"
               + " mask, any schedule; default) or packed (kept blocks only, so weight, gradient"
-              + " and optimizer memory follow density; needs --sparse-start).")
+              + " and optimizer memory follow density; a dense warm-up holds all blocks, so"
+              + " dense-sized arrays, until the ultra-sparse phase: add --sparse-start to avoid"
+              + " it).")
   String storage = "masked";
 
   @Option(

@@ -1,5 +1,6 @@
 package org.sparseflow.mst;
 
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -18,11 +19,15 @@ import org.nd4j.autodiff.samediff.internal.Variable;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.ops.OpContext;
 import org.nd4j.linalg.dataset.api.MultiDataSet;
+import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.mst.core.FlopCounter;
+import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.MstState;
 import org.sparseflow.mst.core.UpdateRecord;
+import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * Mixed Sparsity Training for DL4J and SameDiff: one listener, one {@link MstCore}.
@@ -81,6 +86,24 @@ public final class MstListener implements TrainingListener, Listener {
     sameDiff.attach(sd);
     sd.addListeners(this);
     return this;
+  }
+
+  /**
+   * The masks a new listener with {@code config} starts the weights of {@code sd} it selects from,
+   * each as a mask of the weight's [nIn, nOut] in MST's pattern (all blocks when the schedule
+   * starts dense). Packing with them ({@code Sparsify.apply(cfg, sd, masks)} with {@code storage:
+   * packed}) makes a packed run start where a masked run starts, dense warm-up included.
+   *
+   * @param config a config with its run length set ({@link MstConfig#withTotalSteps})
+   */
+  public static Map<String, SparseMask> firstMasks(MstConfig config, SameDiff sd) {
+    PatternSpec spec = PatternSpec.parse(config.getPattern());
+    Map<String, SparseMask> out = new LinkedHashMap<>();
+    for (LayerMask m : SameDiffAdapter.firstMasks(config, sd).values()) {
+      INDArray dense = Nd4j.create(m.toElementMask(), new long[] {m.rows(), m.cols()}, 'c');
+      out.put(m.name(), spec.fromDense(dense));
+    }
+    return out;
   }
 
   public MstCore core() {

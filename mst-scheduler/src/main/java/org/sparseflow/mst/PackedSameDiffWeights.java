@@ -70,7 +70,11 @@ final class PackedSameDiffWeights {
     this.graph = graph;
   }
 
-  /** The packed weights of {@code graph} that {@code core}'s config selects (may be none). */
+  /**
+   * The packed weights of {@code graph} that {@code core}'s config selects (may be none), in the
+   * graph's order of their packed variables (Sparsify creates them in the dense weights' order,
+   * which is the order a masked run registers, and so draws, its first masks in).
+   */
   static PackedSameDiffWeights of(SameDiff graph, MstCore core) {
     PackedSameDiffWeights p = new PackedSameDiffWeights(graph);
     for (SameDiffOp op : graph.getOps().values()) {
@@ -93,7 +97,14 @@ final class PackedSameDiffWeights {
       int slots = (int) (graph.getArrForVarName(var).length() / ((long) b * b));
       p.weights.put(name, new Weight(var, m.layout(), slots));
     }
-    return p;
+    PackedSameDiffWeights ordered = new PackedSameDiffWeights(graph);
+    for (String v : graph.getVariables().keySet()) {
+      String layer = p.layerOf(v);
+      if (layer != null) {
+        ordered.weights.put(layer, p.weights.get(layer));
+      }
+    }
+    return ordered;
   }
 
   boolean isEmpty() {
@@ -136,21 +147,40 @@ final class PackedSameDiffWeights {
   }
 
   /**
-   * Packed storage holds only kept blocks, so a schedule that starts denser than the layouts would
-   * grow zero blocks back at once: the run must start sparse.
+   * Packed storage holds only the kept blocks. A schedule that starts denser than its ultra-sparse
+   * phase (a dense warm-up) therefore needs layouts at least as dense as its first level, i.e.
+   * packed at MST's first masks ({@link MstListener#firstMasks}); sparser layouts would have MST
+   * grow zero-valued blocks back at its first mask step instead of warming up dense.
    */
-  static void checkSparseStart(MstCore core, String example) {
+  void checkStartLevel(MstCore core) {
     SparsitySchedule s = core.config().getSchedule();
-    if (s.getInitialSparsity() < s.getUltraSparsity()) {
-      throw new IllegalArgumentException(
-          "MST schedule: initialSparsity = "
-              + s.getInitialSparsity()
-              + " (a dense warm-up) on packed weight '"
-              + example
-              + "'; packed storage keeps only the kept blocks, so MST on it starts sparse: allowed:"
-              + " initialSparsity >= ultraSparsity ("
-              + s.getUltraSparsity()
-              + "; MstConfig.withSparseStart(), train --sparse-start), or storage: masked");
+    if (s.getInitialSparsity() >= s.getUltraSparsity()) {
+      return; // a sparse start: MST fits each layer to its share at the first mask step
+    }
+    Map<String, Double> targets = core.layerTargets(s.sparsityAt(0));
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      PackedLayout l = e.getValue().layout;
+      int units = l.blockRows() * l.blockCols();
+      // - 1: MST's rounding of a layer's share may keep one unit less
+      int need = (int) Math.floor(units * (1.0 - targets.get(e.getKey()))) - 1;
+      if (l.keptBlocks() < need) {
+        throw new IllegalArgumentException(
+            "MST schedule: initialSparsity = "
+                + s.getInitialSparsity()
+                + " (a dense warm-up) starts packed weight '"
+                + e.getKey()
+                + "' at about "
+                + (need + 1)
+                + " of its "
+                + units
+                + " blocks, but its packed layout keeps "
+                + l.keptBlocks()
+                + "; allowed: pack at MST's first masks (Sparsify.apply(cfg, sd,"
+                + " MstListener.firstMasks(config, sd)), as train --storage packed does), a sparse"
+                + " start (initialSparsity >= ultraSparsity = "
+                + s.getUltraSparsity()
+                + ": MstConfig.withSparseStart(), train --sparse-start), or storage: masked");
+      }
     }
   }
 
@@ -164,6 +194,19 @@ final class PackedSameDiffWeights {
         on.set(u);
       }
       out.put(e.getKey(), new LayerMask(e.getKey(), (int) l.rows(), (int) l.cols(), pattern, on));
+    }
+    return out;
+  }
+
+  /** Each weight as dense row-major [rows, cols] values, zero outside its kept blocks. */
+  Map<String, float[]> denseValues() {
+    Map<String, float[]> out = new LinkedHashMap<>();
+    for (Map.Entry<String, Weight> e : weights.entrySet()) {
+      PackedLayout l = e.getValue().layout;
+      INDArray values =
+          PackedBlockLinear.leadingBlocks(
+              graph.getArrForVarName(e.getValue().variable), l.keptBlocks(), l.blockSize());
+      out.put(e.getKey(), MstArrays.rowMajor(PackedBlockLinear.unpack(values, l)));
     }
     return out;
   }

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
@@ -18,7 +19,9 @@ import org.nd4j.linalg.learning.GradientUpdater;
 import org.nd4j.linalg.learning.config.Adam;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.ops.pattern.MaskPattern;
@@ -64,17 +67,7 @@ final class SameDiffAdapter {
     packed = PackedSameDiffWeights.of(graph, core);
     sparseOps = SameDiffSparseOps.of(graph);
     masks = new LinkedHashMap<>();
-    Map<String, float[]> w = new LinkedHashMap<>();
-    for (SDVariable v : sd.variables()) {
-      if (v.getVariableType() == VariableType.VARIABLE
-          && v.getArr() != null
-          && v.getArr().rank() == 2
-          && core.config().selects(v.name())
-          && !packed.isPackedVariable(v.name())) {
-        INDArray a = v.getArr();
-        w.put(v.name(), rowMajor(a));
-      }
-    }
+    Map<String, float[]> w = selectedWeights(sd, core.config(), packed::isPackedVariable);
     if (!packed.isEmpty()) {
       bindPacked(sd, w.keySet());
       return;
@@ -106,6 +99,37 @@ final class SameDiffAdapter {
     bindAttention();
   }
 
+  /**
+   * The weights MST drives in {@code sd}, in the graph's variable order (the order MST registers
+   * them in, and so draws their first masks in): trainable rank-2 variables the config selects,
+   * except those {@code skip} names; name -> row-major values [nIn, nOut].
+   */
+  static Map<String, float[]> selectedWeights(
+      SameDiff sd, MstConfig config, Predicate<String> skip) {
+    Map<String, float[]> w = new LinkedHashMap<>();
+    for (SDVariable v : sd.variables()) {
+      if (v.getVariableType() == VariableType.VARIABLE
+          && v.getArr() != null
+          && v.getArr().rank() == 2
+          && config.selects(v.name())
+          && !skip.test(v.name())) {
+        w.put(v.name(), rowMajor(v.getArr()));
+      }
+    }
+    return w;
+  }
+
+  /** The first masks a fresh core with {@code config} draws for {@code sd} (see bind). */
+  static Map<String, LayerMask> firstMasks(MstConfig config, SameDiff sd) {
+    MstCore fresh = new MstCore(config);
+    Map<String, float[]> w = selectedWeights(sd, config, name -> false);
+    for (String name : w.keySet()) {
+      INDArray a = sd.getArrForVarName(name);
+      fresh.register(name, (int) a.size(0), (int) a.size(1));
+    }
+    return fresh.initialize(w);
+  }
+
   private void bindAttention() {
     sparseOps.setDenseWeightGrad(core.needsDenseGradient(core.step()));
     if (!owner.hasAttentionApplier() && sparseOps.attentionLayers() > 0) {
@@ -131,10 +155,23 @@ final class SameDiffAdapter {
     if (owner.restorePending()) {
       packed.checkMatches(core.masks());
     } else {
-      PackedSameDiffWeights.checkSparseStart(core, core.layers().iterator().next());
-      core.initializeFrom(packed.masks(MaskPattern.parse(core.config().getPattern())));
+      packed.checkStartLevel(core);
+      // draw the first masks as a masked run does (same draws, so the same random stream after
+      // them); packed at MST's first masks, the layouts are exactly these
+      Map<String, LayerMask> layouts = packed.masks(MaskPattern.parse(core.config().getPattern()));
+      boolean magnitude = core.config().getInitialMask() == InitialMask.MAGNITUDE;
+      Map<String, LayerMask> drawn =
+          new LinkedHashMap<>(core.initialize(magnitude ? packed.denseValues() : null));
+      if (!drawn.equals(layouts)) {
+        LOG.info(
+            "MST starts from the packed layouts, which are not its own first masks (pack with"
+                + " MstListener.firstMasks for the masked run's start)");
+        core.initializeFrom(layouts);
+      }
     }
-    packed.apply(null, updaters(sd), core, core.step());
+    // before the first step SameDiff has no updater state yet (nothing to move, nothing to warn of)
+    packed.apply(
+        null, attached != null ? attached.getUpdaterMap() : sd.getUpdaterMap(), core, core.step());
     LOG.info(
         "MST bound {} packed SameDiff weights ({} sparse attention ops): {}",
         core.layers().size(),

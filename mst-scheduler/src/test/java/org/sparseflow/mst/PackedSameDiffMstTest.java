@@ -266,5 +266,6 @@ class PackedSameDiffMstTest {
     assertTrue(root.getMessage().contains("initialSparsity = 0.5"), root.getMessage());
     assertTrue(root.getMessage().contains("withSparseStart()"), root.getMessage());
     assertTrue(root.getMessage().contains("storage: masked"), root.getMessage());
+    assertTrue(root.getMessage().contains("MstListener.firstMasks"), root.getMessage());
   }
 }

@@ -15,6 +15,7 @@ import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.layers.sparsify.SparsifyReport;
+import org.sparseflow.mst.MstListener;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.ops.backend.Backends;
 import org.sparseflow.ops.pattern.MaskPattern;
@@ -50,10 +51,12 @@ final class SparseExecution {
    * Rewrites {@code sd} for MST config {@code mst} when its pattern has a kernel that skips work
    * (blockB) and SparseFlow's Java ops run on this backend; returns the MST config to use (with the
    * default include narrowed to the rewritten weights), or {@code mst} unchanged when nothing was
-   * rewritten. With {@code packed} the weights become packed kept-block variables at the schedule's
-   * first level (which must be sparse: {@code MstConfig#withSparseStart}).
+   * rewritten. With {@code packed} the weights become packed variables holding the blocks of MST's
+   * own first masks ({@link MstListener#firstMasks} for a run of {@code steps}): all blocks when
+   * the schedule warms up dense (so until the ultra-sparse phase the arrays are dense-sized), the
+   * schedule's first level on a sparse start.
    */
-  static MstConfig rewrite(SameDiff sd, MstConfig mst, boolean packed) {
+  static MstConfig rewrite(SameDiff sd, MstConfig mst, boolean packed, long steps) {
     PatternSpec spec = PatternSpec.parse(mst.getPattern());
     if (spec.getKind() != MaskPattern.Kind.BLOCK || !Backends.javaKernelsRun()) {
       if (packed) {
@@ -69,16 +72,16 @@ final class SparseExecution {
     }
     boolean defaultInclude = mst.getInclude().equals(List.of(".*")) && mst.getExclude().isEmpty();
     List<String> include = defaultInclude ? List.of(GPT_WEIGHTS) : mst.getInclude();
+    MstConfig effective = mst;
+    if (defaultInclude) {
+      effective = MstConfig.fromJson(mst.toJson());
+      effective.setInclude(List.of(GPT_WEIGHTS));
+    }
     SparsityConfig sc = new SparsityConfig();
     sc.setPattern(mst.getPattern());
-    if (packed) {
-      // packed storage keeps only the kept blocks: they are MST's first masks (a sparse start at
-      // the schedule's first level; MST fits each layer to its share at the first mask step)
-      sc.setStorage("packed");
-      sc.setSparsity(mst.getSchedule().getInitialSparsity());
-    } else {
-      sc.setSparsity(0.5); // any: MST sets the masks when it binds; the weights are restored below
-    }
+    sc.setStorage(packed ? "packed" : "masked");
+    // any level: the masks are MST's (given below when packed, set by MST when it binds otherwise)
+    sc.setSparsity(0.5);
     sc.setDistribution(DensityDistribution.UNIFORM);
     sc.setKeepFirstDense(false);
     sc.setKeepLastDense(false);
@@ -94,7 +97,11 @@ final class SparseExecution {
     sd.variables().stream()
         .filter(v -> v.getArr() != null && v.getVariableType() == VariableType.VARIABLE)
         .forEach(v -> before.put(v.name(), v.getArr().dup()));
-    SparsifyReport report = Sparsify.apply(sc, sd).report();
+    SparsifyReport report =
+        packed
+            ? Sparsify.apply(sc, sd, MstListener.firstMasks(effective.withTotalSteps(steps), sd))
+                .report()
+            : Sparsify.apply(sc, sd).report();
     for (Map.Entry<String, INDArray> e : before.entrySet()) {
       INDArray now = sd.getArrForVarName(e.getKey());
       if (now != null) {
@@ -108,11 +115,6 @@ final class SparseExecution {
       }
     }
     LOG.info("MST executes sparse on SameDiff: {} rewritten ({})", sparse.size(), sparse);
-    if (!defaultInclude) {
-      return mst;
-    }
-    MstConfig narrowed = MstConfig.fromJson(mst.toJson());
-    narrowed.setInclude(List.of(GPT_WEIGHTS));
-    return narrowed;
+    return effective;
   }
 }

@@ -98,7 +98,7 @@ public final class SparsityDrivers {
         // a SameDiff model is rewritten into SparseFlow ops, so MST's sparsity saves time
         MstConfig effective =
             model.unwrap() instanceof SameDiff sd
-                ? SparseExecution.rewrite(sd, mst, packed)
+                ? SparseExecution.rewrite(sd, mst, packed, c.steps)
                 : SparseExecution.refusePacked(packed, mst);
         return new Applied(model, new MstDriver(effective, label));
       }

@@ -43,8 +43,8 @@ public final class TrainConfig {
 
   /**
    * Where MST's sparse weights live on the SameDiff model: {@code masked} (dense arrays and a mask;
-   * any schedule) or {@code packed} (kept blocks only, so memory follows density; needs {@link
-   * #mstSparseStart}).
+   * any schedule) or {@code packed} (kept blocks only, so memory follows density; a dense warm-up
+   * holds all blocks until the ultra-sparse phase, {@link #mstSparseStart} avoids that).
    */
   public String mstStorage = "masked";
 
@@ -103,11 +103,6 @@ public final class TrainConfig {
     if (!"masked".equals(mstStorage) && !"packed".equals(mstStorage)) {
       throw new IllegalArgumentException(
           "--storage: " + mstStorage + " is not allowed; allowed: masked, packed");
-    }
-    if ("packed".equals(mstStorage) && !mstSparseStart) {
-      throw new IllegalArgumentException(
-          "--storage packed needs --sparse-start: packed storage holds only the kept blocks, and a"
-              + " dense warm-up would need them all (or use --storage masked)");
     }
     if (mstDeltaT != null && mstDeltaT < 1) {
       throw new IllegalArgumentException("--mst-delta-t: " + mstDeltaT + " must be >= 1");

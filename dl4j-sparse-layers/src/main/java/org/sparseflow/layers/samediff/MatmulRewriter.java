@@ -35,7 +35,11 @@ final class MatmulRewriter {
   private MatmulRewriter() {}
 
   static void rewriteMatmuls(
-      SparsityConfig cfg, SameDiff sd, List<AttentionSite> sites, List<Entry> entries) {
+      SparsityConfig cfg,
+      SameDiff sd,
+      List<AttentionSite> sites,
+      List<Entry> entries,
+      Map<String, SparseMask> given) {
     Map<String, List<Use>> uses = collectUses(sd);
     Map<String, String> blocked = new LinkedHashMap<>();
     List<SparsityPlanner.Item> items = new ArrayList<>();
@@ -76,10 +80,25 @@ final class MatmulRewriter {
     Map<String, SparsityPlanner.Decision> plan =
         SparsityPlanner.plan(cfg, items, allNames, first, last, note + ")");
     PatternSpec spec = PatternSpec.parse(cfg.getPattern());
+    for (String w : given.keySet()) {
+      if (!plan.containsKey(w) || blocked.containsKey(w) || !plan.get(w).sparse()) {
+        throw new IllegalArgumentException(
+            "masks: a mask is given for '"
+                + w
+                + "', which this config leaves dense ("
+                + (blocked.containsKey(w)
+                    ? blocked.get(w)
+                    : plan.containsKey(w) ? plan.get(w).reason() : "no linear use")
+                + "); allowed: masks for the weights the config makes sparse");
+      }
+    }
     Map<String, INDArray> masks = new LinkedHashMap<>();
     for (SparsityPlanner.Item it : items) {
       String w = it.name();
       SparsityPlanner.Decision d = plan.get(w);
+      if (given.containsKey(w)) {
+        continue; // added after the head-aware adjustment, which must not move given units
+      }
       if (blocked.containsKey(w) || !d.sparse()) {
         entries.add(
             dense(sd, w, uses.get(w), blocked.containsKey(w) ? blocked.get(w) : d.reason()));
@@ -94,6 +113,17 @@ final class MatmulRewriter {
       masks.put(w, mask.toDense(warr.dataType()));
     }
     List<String> headNotes = HeadAwareMasks.adjust(sd, sites, uses, masks, spec);
+    Map<String, INDArray> drawn = masks;
+    masks = new LinkedHashMap<>();
+    // in the graph's variable order, so packed variables are created in their weights' order (the
+    // order MST registers weights in, and so draws their first masks in)
+    for (String w : new ArrayList<>(sd.getVariables().keySet())) {
+      if (given.containsKey(w)) {
+        masks.put(w, given.get(w).toDense(sd.getArrForVarName(w).dataType()));
+      } else if (drawn.containsKey(w)) {
+        masks.put(w, drawn.get(w));
+      }
+    }
     for (Map.Entry<String, INDArray> e : masks.entrySet()) {
       String w = e.getKey();
       INDArray dense01 = e.getValue();
@@ -110,6 +140,7 @@ final class MatmulRewriter {
       long linear = uses.get(w).stream().filter(Use::linear).count();
       String why =
           plan.get(w).reason()
+              + (given.containsKey(w) ? "; given mask" : "")
               + " ("
               + linear
               + " linear use(s)"
@@ -126,7 +157,7 @@ final class MatmulRewriter {
               unpacked == null ? PackedMatmulOp.OP_NAME : SparseMatmulOp.OP_NAME,
               Status.SPARSE,
               spec.toString(),
-              plan.get(w).density(),
+              given.containsKey(w) ? given.get(w).density() : plan.get(w).density(),
               kept,
               null,
               n,

@@ -1,13 +1,20 @@
 package org.sparseflow.layers.samediff;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
+import org.nd4j.autodiff.samediff.VariableType;
+import org.nd4j.linalg.api.ndarray.INDArray;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.SparsifyReport;
 import org.sparseflow.layers.sparsify.SparsifyReport.Entry;
+import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
 import org.sparseflow.ops.samediff.SparseAttentionOps;
 import org.sparseflow.ops.samediff.SparseFlowOps;
 
@@ -41,22 +48,63 @@ import org.sparseflow.ops.samediff.SparseFlowOps;
 public final class SameDiffSparsifier {
   private SameDiffSparsifier() {}
 
-  public static SparsifyReport rewrite(SparsityConfig cfg, SameDiff sd) {
+  /**
+   * Rewrites {@code sd}; weights named in {@code given} take that mask instead of a drawn one
+   * (checked before the graph changes: a trainable rank-2 weight of the mask's shape, the config's
+   * pattern).
+   */
+  public static SparsifyReport rewrite(
+      SparsityConfig cfg, SameDiff sd, Map<String, SparseMask> given) {
     if (sd.hasGradientFunction()) {
       throw new IllegalArgumentException(
           "model = a SameDiff graph whose gradient function already exists (fit() or "
               + "calculateGradients() was called); allowed: apply Sparsify before training starts");
     }
+    checkGiven(cfg, sd, given);
     SparseFlowOps.registerAll();
     List<Entry> entries = new ArrayList<>();
     List<AttentionSite> sites = AttentionRewriter.rewriteAttention(cfg, sd, entries);
-    MatmulRewriter.rewriteMatmuls(cfg, sd, sites, entries);
+    MatmulRewriter.rewriteMatmuls(cfg, sd, sites, entries, given);
     FusionRewriter.rewrite(cfg, sd, entries);
     GraphEdits.renameOpsNamedLikeForeignVariables(sd);
     Set<String> reported = new HashSet<>();
     entries.forEach(e -> reported.add(e.name()));
     entries.addAll(LinearOps.unaccounted(sd, reported));
     return new SparsifyReport(SparsifyReport.describe(cfg), entries);
+  }
+
+  private static void checkGiven(SparsityConfig cfg, SameDiff sd, Map<String, SparseMask> given) {
+    PatternSpec spec = PatternSpec.parse(cfg.getPattern());
+    for (Map.Entry<String, SparseMask> e : given.entrySet()) {
+      String w = e.getKey();
+      SparseMask m = e.getValue();
+      SDVariable v = sd.hasVariable(w) ? sd.getVariable(w) : null;
+      INDArray a = v == null ? null : v.getArr();
+      if (v == null || v.getVariableType() != VariableType.VARIABLE || a == null || a.rank() != 2) {
+        throw new IllegalArgumentException(
+            "masks: '" + w + "' is not a trainable rank-2 weight of the graph; allowed: those");
+      }
+      if (m.rows() != a.size(0) || m.cols() != a.size(1)) {
+        throw new IllegalArgumentException(
+            "masks: the mask of '"
+                + w
+                + "' is ["
+                + m.rows()
+                + ", "
+                + m.cols()
+                + "]; allowed: the weight's shape "
+                + Arrays.toString(a.shape()));
+      }
+      if (!m.spec().toString().equals(spec.toString())) {
+        throw new IllegalArgumentException(
+            "masks: the mask of '"
+                + w
+                + "' has pattern "
+                + m.spec()
+                + "; allowed: the config's pattern "
+                + spec);
+      }
+    }
   }
 
   /**

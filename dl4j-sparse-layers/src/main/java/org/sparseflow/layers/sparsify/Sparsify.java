@@ -22,6 +22,7 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.samediff.SameDiffSparsifier;
 import org.sparseflow.layers.spi.LayerSparsifier;
 import org.sparseflow.layers.spi.LayerSparsifiers;
+import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * The configuration switch: makes a DL4J or SameDiff model sparse according to a {@link
@@ -157,7 +158,26 @@ public final class Sparsify {
     if (cfg == null) {
       return new Sparsified<>(sd, SparsifyReport.noConfig());
     }
-    return new Sparsified<>(sd, SameDiffSparsifier.rewrite(cfg, sd));
+    return new Sparsified<>(sd, SameDiffSparsifier.rewrite(cfg, sd, Map.of()));
+  }
+
+  /**
+   * {@link #apply(SparsityConfig, SameDiff)} with given masks: each weight named in {@code masks}
+   * starts from its given mask (pattern = the config's, shape = the weight's) instead of a drawn
+   * one, and no head-aware adjustment touches it. MST on packed storage uses this to pack at its
+   * own first masks ({@code MstListener.firstMasks}), so its packed and masked runs start alike.
+   *
+   * @throws IllegalArgumentException before any change to the graph, if a mask names no trainable
+   *     rank-2 weight, has another shape, or another pattern than the config's
+   */
+  public static Sparsified<SameDiff> apply(
+      SparsityConfig cfg, SameDiff sd, Map<String, ? extends SparseMask> masks) {
+    requireModel(sd);
+    if (cfg == null) {
+      throw new IllegalArgumentException(
+          "cfg = null is not allowed with given masks; allowed: a SparsityConfig");
+    }
+    return new Sparsified<>(sd, SameDiffSparsifier.rewrite(cfg, sd, Map.copyOf(masks)));
   }
 
   // ------------------------------------------------------------------ densify

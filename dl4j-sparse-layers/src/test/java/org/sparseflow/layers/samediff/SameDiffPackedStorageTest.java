@@ -3,6 +3,7 @@ package org.sparseflow.layers.samediff;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -18,6 +19,8 @@ import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.layers.sparsify.SparsifyReport;
 import org.sparseflow.layers.sparsify.SparsifyReport.Status;
+import org.sparseflow.ops.pattern.PatternSpec;
+import org.sparseflow.ops.pattern.SparseMask;
 import org.sparseflow.ops.samediff.PackedMatmulOp;
 import org.sparseflow.ops.samediff.SparseMatmulOp;
 
@@ -134,5 +137,47 @@ class SameDiffPackedStorageTest {
     assertEquals(SparseMatmulOp.OP_NAME, r.entry("tok_emb").resultType());
     assertTrue(r.entry("tok_emb").reason().contains("masked storage: a GATHER use"));
     assertEquals(PackedMatmulOp.OP_NAME, r.entry("ff_in").resultType());
+  }
+
+  @Test
+  void givenMasksArePackedAsGivenAndBadOnesAreRefusedBeforeTheGraphChanges() {
+    SameDiff sd = SameDiffSparsifierTest.mlp();
+    // w1: all 16 blocks (a dense start); w0: the blocks of one fixed random mask
+    SparseMask all = PatternSpec.block(8).random(32, 32, 1.0, 1);
+    SparseMask some = PatternSpec.block(8).random(16, 32, 0.25, 2);
+    SparsifyReport r = Sparsify.apply(config("packed"), sd, Map.of("w1", all, "w0", some)).report();
+    assertEquals(PackedMatmulOp.OP_NAME, r.entry("w1").resultType());
+    assertTrue(r.entry("w1").reason().contains("given mask"), r.entry("w1").reason());
+    assertEquals(1.0, r.entry("w1").measuredDensity(), 0.0);
+    assertArrayEquals(new long[] {16 * 8, 8}, sd.getArrForVarName("w1_packed").shape());
+    PackedMatmulOp w0 =
+        sd.getOps().values().stream()
+            .map(o -> o.getOp())
+            .filter(o -> o instanceof PackedMatmulOp)
+            .map(o -> (PackedMatmulOp) o)
+            .filter(o -> o.layout().rows() == 16)
+            .findFirst()
+            .orElseThrow();
+    assertEquals(some, w0.layout().toMask(), "w0 packed at the given mask");
+
+    SameDiff fresh = SameDiffSparsifierTest.mlp();
+    int ops = fresh.getOps().size();
+    Map<String, SparseMask> unknown = Map.of("nope", some);
+    Exception e =
+        assertThrows(
+            IllegalArgumentException.class, () -> Sparsify.apply(config("packed"), fresh, unknown));
+    assertTrue(e.getMessage().contains("'nope' is not a trainable rank-2 weight"), e.getMessage());
+    Map<String, SparseMask> shape = Map.of("w1", some);
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> Sparsify.apply(config("packed"), fresh, shape));
+    assertTrue(e.getMessage().contains("allowed: the weight's shape [32, 32]"), e.getMessage());
+    Map<String, SparseMask> pattern = Map.of("w1", PatternSpec.block(16).random(32, 32, 0.5, 3));
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> Sparsify.apply(config("packed"), fresh, pattern));
+    assertTrue(e.getMessage().contains("allowed: the config's pattern block8"), e.getMessage());
+    assertEquals(ops, fresh.getOps().size(), "the graph is unchanged after the refusals");
+    assertTrue(fresh.hasVariable("w1"));
   }
 }
