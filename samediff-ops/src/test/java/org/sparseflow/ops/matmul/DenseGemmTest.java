@@ -232,6 +232,52 @@ class DenseGemmTest {
     assertTrue(e.getMessage().startsWith("dy contains 2 NaN"), e.getMessage());
   }
 
+  /**
+   * The dense forward finds a NaN from one row and one column of its output: a NaN at every
+   * position of x and of W, zero weights included (NaN times zero is NaN), is named, into a new y
+   * and into row- and column-major outputs.
+   */
+  @Test
+  void denseForwardNamesANaNAtEveryPositionOfXAndW() {
+    BlockMask mask = (BlockMask) PatternSpec.block(16).random(32, 48, 1.0, 1);
+    INDArray x = Nd4j.randn(DataType.FLOAT, 5, 32);
+    INDArray w = Nd4j.randn(DataType.FLOAT, 32, 48);
+    w.getRow(3).assign(0); // a row of zero weights: x's column 3 still reaches y
+    INDArray[] outs = {
+      Nd4j.create(DataType.FLOAT, new long[] {5, 48}, 'c'),
+      Nd4j.create(DataType.FLOAT, new long[] {5, 48}, 'f')
+    };
+    int named = 0;
+    for (int i = 0; i < x.length(); i++) {
+      INDArray xNaN = x.dup();
+      xNaN.putScalar(i, Float.NaN);
+      for (INDArray y : outs) {
+        IllegalArgumentException e =
+            assertThrows(
+                IllegalArgumentException.class,
+                () -> SparseLinear.forwardInto(xNaN, w, null, mask, y),
+                "x position " + i);
+        assertTrue(e.getMessage().startsWith("x contains 1 NaN"), e.getMessage());
+        named++;
+      }
+    }
+    for (int i = 0; i < w.length(); i++) {
+      INDArray wNaN = w.dup();
+      wNaN.putScalar(i, Float.NaN);
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> SparseLinear.forward(x, wNaN, null, mask),
+              "w position " + i);
+      assertTrue(e.getMessage().startsWith("w contains 1 NaN"), e.getMessage());
+      named++;
+    }
+    assertEquals(2 * 5 * 32 + 32 * 48, named);
+    // no NaN: no error, and the product
+    INDArray y = SparseLinear.forward(x, w, null, mask);
+    assertTrue(relErr(y, x.mmul(w)) < 1e-6);
+  }
+
   @Test
   void halfPrecisionFallsBackToNd4j() {
     SparseMask mask = PatternSpec.block(16).random(32, 32, 1.0, 1);
