@@ -33,11 +33,20 @@ final class AttentionForwardKernel {
         strideScores[si] =
             new double[(int) g.rows() * StridedAttention.residueLength(g.seqLen, strides[si], 0)];
       }
+      // fp32 with the vector module: the strided products in Java (two tiny native GEMMs per
+      // residue class otherwise, 16 x 16 x 64 at T = 2048, s = 128, where the calls dominate)
+      boolean vec = AttentionBackwardKernel.vectorStrides(g, layout);
       if (strides.length > 0) {
         AttentionThreads.parallelFor(
             g.batch * g.heads,
             work,
-            bh -> StridedAttention.strideScores(g, layout, scale, bh, o, strideScores));
+            bh -> {
+              if (vec) {
+                StridedVectorKernel.strideScores(g, layout, scale, bh, o, strideScores);
+              } else {
+                StridedAttention.strideScores(g, layout, scale, bh, o, strideScores);
+              }
+            });
       }
       // larger query blocks first (more tiles under dense-like layouts) for better balance
       AttentionThreads.parallelFor(
@@ -52,7 +61,13 @@ final class AttentionForwardKernel {
         AttentionThreads.parallelFor(
             g.batch * g.heads,
             work,
-            bh -> StridedAttention.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores));
+            bh -> {
+              if (vec) {
+                StridedVectorKernel.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
+              } else {
+                StridedAttention.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
+              }
+            });
       }
     }
   }

@@ -5,12 +5,13 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * fp32 JDK Vector API version of {@link StridedAttention#strideBackward} for one (batch, head): the
- * strided extra keys' gradients per residue class {@code r, r+s, r+2s, ...} (Child et al. 2019,
- * arXiv 1904.10509: on one residue class the strided pattern is dense causal attention), computed
- * on Java copies of the head's rows instead of five tiny native GEMMs per class (16 x 16 x 64 at T
- * = 2048, s = 128, where the call overhead dominated and half of each product lies above the causal
- * diagonal).
+ * fp32 JDK Vector API versions of {@link StridedAttention}'s forward scores and output ({@link
+ * #strideScores}, {@link #strideOutput}) and of {@link StridedAttention#strideBackward} for one
+ * (batch, head). The backward: the strided extra keys' gradients per residue class {@code r, r+s,
+ * r+2s, ...} (Child et al. 2019, arXiv 1904.10509: on one residue class the strided pattern is
+ * dense causal attention), computed on Java copies of the head's rows instead of five tiny native
+ * GEMMs per class (16 x 16 x 64 at T = 2048, s = 128, where the call overhead dominated and half of
+ * each product lies above the causal diagonal).
  *
  * <p>Per class: {@code S = scale Q_r K_r^T} and {@code dP = dO_r V_r^T} vectorised along the keys
  * (K_r and V_r transposed into a small panel padded to whole vectors), the element-wise step in
@@ -108,6 +109,124 @@ final class StridedVectorKernel {
     NativeGemm.writeFloats(blas.at(gradAddr[0], base * d), bf.dq, slice);
     NativeGemm.writeFloats(blas.at(gradAddr[1], base * d), bf.dk, slice);
     NativeGemm.writeFloats(blas.at(gradAddr[2], base * d), bf.dv, slice);
+  }
+
+  /**
+   * Vector version of {@link StridedAttention#strideScores} for head slice {@code bh}: per residue
+   * class, {@code S = Q_r K_r^T} vectorised along the keys (K_r transposed into a panel), stored
+   * scaled as {@code scores[si][row * nMax + c]} on the strided extra pairs, -inf elsewhere (the
+   * same layout the tile phase and {@link #strideOutput} read).
+   */
+  static void strideScores(
+      AttentionGeometry g,
+      BlockLayout layout,
+      double scale,
+      int bh,
+      AttentionOperands o,
+      double[][] scores) {
+    final int d = g.headDim;
+    final int seqLen = g.seqLen;
+    final int head = layout.layoutHead(bh % g.heads);
+    final long base = (long) bh * seqLen;
+    final NativeGemm blas = NativeGemm.of(g.type);
+    int[] strides = layout.strides();
+    Buffers bf = prepare(strides, seqLen, d);
+    NativeGemm.readFloats(blas.at(o.qAddr, base * d), bf.q, seqLen * d);
+    NativeGemm.readFloats(blas.at(o.kAddr, base * d), bf.k, seqLen * d);
+    for (int si = 0; si < strides.length; si++) {
+      int st = strides[si];
+      int nMax = StridedAttention.residueLength(seqLen, st, 0);
+      double[] out = scores[si];
+      for (int r = 0; r < Math.min(st, seqLen); r++) {
+        int n = StridedAttention.residueLength(seqLen, st, r);
+        int np = pad(n);
+        if (n >= 2) {
+          transpose(bf.k, bf.kt, r, st, n, np, d);
+        }
+        for (int a = 0; a < n; a++) {
+          int i = r + a * st;
+          int rowOff = (int) (base + i) * nMax;
+          if (a > 0) {
+            panelRow(bf.q, i * d, bf.kt, np, d, bf.s, a * np);
+          }
+          for (int c = 0; c < nMax; c++) {
+            out[rowOff + c] =
+                c < a && layout.isStrideExtra(head, si, i, r + c * st)
+                    ? scale * bf.s[a * np + c]
+                    : Double.NEGATIVE_INFINITY;
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Vector version of {@link StridedAttention#strideOutput}: {@code O += P V} over the strided
+   * extra keys of head slice {@code bh}, {@code P = exp(S - lse)} from the stored scores, summed
+   * along the head dimension in a Java copy and added to O once.
+   */
+  static void strideOutput(
+      AttentionGeometry g,
+      BlockLayout layout,
+      int bh,
+      AttentionOperands o,
+      long outAddr,
+      double[] lseAll,
+      double[][] scores) {
+    final int d = g.headDim;
+    final int seqLen = g.seqLen;
+    final int slice = seqLen * d;
+    final long base = (long) bh * seqLen;
+    final NativeGemm blas = NativeGemm.of(g.type);
+    int[] strides = layout.strides();
+    Buffers bf = prepare(strides, seqLen, d);
+    NativeGemm.readFloats(blas.at(o.vAddr, base * d), bf.v, slice);
+    float[] delta = bf.dq; // the strided share of O
+    Arrays.fill(delta, 0, slice, 0f);
+    boolean anyAll = false;
+    for (int si = 0; si < strides.length; si++) {
+      int st = strides[si];
+      int nMax = StridedAttention.residueLength(seqLen, st, 0);
+      double[] sc = scores[si];
+      for (int r = 0; r < Math.min(st, seqLen); r++) {
+        int n = StridedAttention.residueLength(seqLen, st, r);
+        int np = pad(n);
+        boolean any = false;
+        for (int a = 1; a < n; a++) {
+          int row = (int) (base + r + a * st);
+          double lse = lseAll[row];
+          for (int c = 0; c < a; c++) {
+            double sv = sc[row * nMax + c];
+            boolean kept = sv != Double.NEGATIVE_INFINITY;
+            bf.p[a * np + c] = kept ? (float) Math.exp(sv - lse) : 0f;
+            any |= kept;
+          }
+        }
+        if (any) {
+          anyAll = true;
+          for (int a = 1; a < n; a++) {
+            weighted(delta, (r + a * st) * d, d, bf.v, r * d, st * d, bf.p, a * np, 1, 0, a);
+          }
+        }
+      }
+    }
+    if (anyAll) {
+      long at = blas.at(outAddr, base * d);
+      NativeGemm.readFloats(at, bf.dk, slice);
+      addInto(bf.dk, delta, slice);
+      NativeGemm.writeFloats(at, bf.dk, slice);
+    }
+  }
+
+  /** {@code y[x] += delta[x]} for x < n. */
+  private static void addInto(float[] y, float[] delta, int n) {
+    int x = 0;
+    for (; x + L <= n; x += L) {
+      FloatVector.fromArray(SP, y, x).add(FloatVector.fromArray(SP, delta, x)).intoArray(y, x);
+    }
+    for (; x < n; x++) {
+      y[x] += delta[x];
+    }
   }
 
   /** This thread's buffers, large enough for the strides of a sequence of seqLen, head dim d. */
