@@ -86,12 +86,12 @@ public final class AttentionBench {
       BlockLayout sparse = AttentionPattern.parse(PATTERN).layout(t, BLOCK, 1);
       INDArray causalBias = causalBias(t);
 
-      double[] denseFwd = time(reps, () -> forward(q, k, v, dense, scale));
-      double[] sparseFwd = time(reps, () -> forward(q, k, v, sparse, scale));
-      double[] nd4jFwd = time(reps, () -> nd4jForward(q, k, v, causalBias, scale));
-      double[] denseFb = time(reps, () -> fwdBwd(q, k, v, dOut, dense, scale));
-      double[] sparseFb = time(reps, () -> fwdBwd(q, k, v, dOut, sparse, scale));
-      double[] nd4jFb = time(reps, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
+      double[] denseFwd = time(reps, KERNEL_WARMUP, () -> forward(q, k, v, dense, scale));
+      double[] sparseFwd = time(reps, KERNEL_WARMUP, () -> forward(q, k, v, sparse, scale));
+      double[] nd4jFwd = time(reps, 1, () -> nd4jForward(q, k, v, causalBias, scale));
+      double[] denseFb = time(reps, KERNEL_WARMUP, () -> fwdBwd(q, k, v, dOut, dense, scale));
+      double[] sparseFb = time(reps, KERNEL_WARMUP, () -> fwdBwd(q, k, v, dOut, sparse, scale));
+      double[] nd4jFb = time(reps, 1, () -> nd4jFwdBwd(q, k, v, dOut, causalBias, scale));
 
       // sanity: the kernel on the dense layout equals the ND4J reference
       double err =
@@ -267,22 +267,22 @@ public final class AttentionBench {
 
   /**
    * {median, min} wall time and median process CPU time (all threads) in ms over {@code reps} runs
-   * after up to 25 warm-up runs (at least two, at most about 2.5 s of them). CPU time counts the
+   * after {@code warmupCalls} untimed runs (fewer when they pass about 2.5 s). CPU time counts the
    * work done, so it moves much less than wall time when other processes compete for the cores.
    */
-  private static double[] time(int reps, Supplier<Object> body) {
+  private static double[] time(int reps, int warmupCalls, Supplier<Object> body) {
     // every call of one case runs in the same ND4J workspace, so its outputs reuse their memory
     // from one repetition to the next as in training; fresh outputs would time first-touch page
     // faults on the 4-16 MB arrays, whose cost swings widely on a shared VM (see Timing)
     String ws = "attention-bench-" + CASES.incrementAndGet();
-    // warm-up (the first call also sizes the workspace): the Vector API kernels are slow until C2
-    // has compiled them, which took 20-25 calls of the sparse forward at T=2048 (26-125 ms per call
-    // before, 19-23 ms after, docs/experiments/attention-warmup-2026-12-07-epyc.md), and training
-    // runs thousands; the time cap keeps the slow ND4J reference to two or three calls
+    // warm-up (the first call also sizes the workspace): SparseFlow's Vector API kernels are slow
+    // until C2 has compiled them, which took 20-25 calls of the sparse forward at T=2048 (26-125 ms
+    // per call before, 19-23 ms after, docs/experiments/attention-warmup-2026-12-07-epyc.md), and
+    // training runs thousands; the ND4J reference is native code and gets one call
     long warmStart = System.nanoTime();
-    for (int w = 0; w < WARMUP_CALLS_MIN; w++) {
+    for (int w = 0; w < warmupCalls; w++) {
       sink = inWorkspace(ws, body);
-      if (w >= 1 && System.nanoTime() - warmStart > WARMUP_NANOS_MAX) {
+      if (System.nanoTime() - warmStart > WARMUP_NANOS_MAX) {
         break;
       }
     }
@@ -304,8 +304,8 @@ public final class AttentionBench {
 
   private static final AtomicInteger CASES = new AtomicInteger();
 
-  /** Untimed calls before each case's timed ones (unless they take over WARMUP_NANOS_MAX). */
-  private static final int WARMUP_CALLS_MIN = 25;
+  /** Untimed calls before each timed SparseFlow kernel case (fewer if they pass ~2.5 s). */
+  private static final int KERNEL_WARMUP = 25;
 
   private static final long WARMUP_NANOS_MAX = 2_500_000_000L;
 
