@@ -9,12 +9,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.nd4j.autodiff.samediff.SDVariable;
 import org.nd4j.autodiff.samediff.SameDiff;
-import org.nd4j.autodiff.samediff.TrainingConfig;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
-import org.nd4j.linalg.learning.config.Adam;
 import org.sparseflow.layers.config.SparsityConfig;
 import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.mst.core.LayerMask;
@@ -43,13 +41,7 @@ class PackedFirstMasksTest {
     SDVariable w1 = sd.var("w1", Nd4j.randn(DataType.FLOAT, 64, 16).muli(0.2));
     SDVariable y = sd.math().tanh(in.mmul(w0)).mmul("y", w1);
     sd.loss().meanSquaredError("loss", label, y, null);
-    sd.setTrainingConfig(
-        TrainingConfig.builder()
-            .updater(new Adam(1e-2))
-            .dataSetFeatureMapping("in")
-            .dataSetLabelMapping("label")
-            .build());
-    return sd;
+    return PackedSameDiffMstTest.withAdam(sd);
   }
 
   /** Warm-up from {@code initial} to 0.8 until step 12, ultra to 28, restoration to 0.6 by 36. */
@@ -108,11 +100,9 @@ class PackedFirstMasksTest {
     SameDiff packed = packedAtFirstMasks(c);
     // 32 x 64 at block 8: 32 blocks, all kept for the dense start
     assertEquals(32L * 64, packed.getArrForVarName("w0_packed").length());
-    MstListener mp = new MstListener(c);
-    mp.addTo(packed);
+    MstListener mp = new MstListener(c).addTo(packed);
     SameDiff masked = denseMlp();
-    MstListener mm = new MstListener(c);
-    mm.addTo(masked);
+    MstListener mm = new MstListener(c).addTo(masked);
     List<DataSet> d = PackedSameDiffMstTest.data();
     List<Integer> caps = new ArrayList<>();
     List<Double> lp = train(packed, mp, d, caps);
@@ -142,11 +132,9 @@ class PackedFirstMasksTest {
     for (String init : new String[] {"random", "magnitude"}) {
       MstConfig c = config(0.0, init, "random").withSparseStart();
       SameDiff packed = packedAtFirstMasks(c);
-      MstListener mp = new MstListener(c);
-      mp.addTo(packed);
+      MstListener mp = new MstListener(c).addTo(packed);
       SameDiff masked = denseMlp();
-      MstListener mm = new MstListener(c);
-      mm.addTo(masked);
+      MstListener mm = new MstListener(c).addTo(masked);
       List<DataSet> d = PackedSameDiffMstTest.data();
       for (int t = 0; t <= 4; t++) { // through the first mask step (t = 4): random growth
         packed.fit(d.get(t));

@@ -58,6 +58,11 @@ class PackedSameDiffMstTest {
     SDVariable h = sd.math().tanh(SparseFlowOps.packedMatmul(sd, "h", in, w0, l0, null));
     SDVariable y = SparseFlowOps.packedMatmul(sd, "y", h, w1, l1, null);
     sd.loss().meanSquaredError("loss", label, y, null);
+    return withAdam(sd);
+  }
+
+  /** Adam 1e-2, features "in", labels "label". */
+  static SameDiff withAdam(SameDiff sd) {
     sd.setTrainingConfig(
         TrainingConfig.builder()
             .updater(new Adam(1e-2))

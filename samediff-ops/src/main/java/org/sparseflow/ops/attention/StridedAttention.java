@@ -43,17 +43,37 @@ final class StridedAttention {
           residueProducts(blas, n, d, scale, o.qAddr, o.kAddr, first, st * d, sc.at(0));
           double[] s = sc.read(n * n);
           for (int a = 0; a < n; a++) {
-            int i = r + a * st;
-            int rowOff = (int) (base + i) * nMax;
-            for (int c = 0; c < nMax; c++) {
-              out[rowOff + c] =
-                  c < a && layout.isStrideExtra(head, si, i, r + c * st)
-                      ? s[a * n + c]
-                      : Double.NEGATIVE_INFINITY;
-            }
+            storeRow(
+                layout, head, si, st, r, a, s, a * n, out, (int) (base + r + a * st) * nMax, nMax);
           }
         }
       }
+    }
+  }
+
+  /**
+   * Row {@code a} of residue class {@code r} into the stored scores: {@code out[outOff + c] =
+   * s[sOff + c]} (scaled scores) where key {@code r + c st} is a strided extra key of query {@code
+   * r + a st}, -inf for the other {@code nMax} columns.
+   */
+  static void storeRow(
+      BlockLayout layout,
+      int head,
+      int si,
+      int st,
+      int r,
+      int a,
+      double[] s,
+      int sOff,
+      double[] out,
+      int outOff,
+      int nMax) {
+    int i = r + a * st;
+    for (int c = 0; c < nMax; c++) {
+      out[outOff + c] =
+          c < a && layout.isStrideExtra(head, si, i, r + c * st)
+              ? s[sOff + c]
+              : Double.NEGATIVE_INFINITY;
     }
   }
 

@@ -137,6 +137,7 @@ final class StridedVectorKernel {
       int st = strides[si];
       int nMax = StridedAttention.residueLength(seqLen, st, 0);
       double[] out = scores[si];
+      double[] row = new double[nMax];
       for (int r = 0; r < Math.min(st, seqLen); r++) {
         int n = StridedAttention.residueLength(seqLen, st, r);
         int np = pad(n);
@@ -145,16 +146,14 @@ final class StridedVectorKernel {
         }
         for (int a = 0; a < n; a++) {
           int i = r + a * st;
-          int rowOff = (int) (base + i) * nMax;
           if (a > 0) {
             panelRow(bf.q, i * d, bf.kt, np, d, bf.s, a * np);
           }
-          for (int c = 0; c < nMax; c++) {
-            out[rowOff + c] =
-                c < a && layout.isStrideExtra(head, si, i, r + c * st)
-                    ? scale * bf.s[a * np + c]
-                    : Double.NEGATIVE_INFINITY;
+          for (int c = 0; c < a; c++) {
+            row[c] = scale * bf.s[a * np + c];
           }
+          StridedAttention.storeRow(
+              layout, head, si, st, r, a, row, 0, out, (int) (base + i) * nMax, nMax);
         }
       }
     }
