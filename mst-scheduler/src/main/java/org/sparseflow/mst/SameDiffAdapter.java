@@ -67,7 +67,9 @@ final class SameDiffAdapter {
     packed = PackedSameDiffWeights.of(graph, core);
     sparseOps = SameDiffSparseOps.of(graph);
     masks = new LinkedHashMap<>();
-    Map<String, float[]> w = selectedWeights(sd, core.config(), packed::isPackedVariable);
+    Map<String, float[]> w = new LinkedHashMap<>();
+    selectedWeights(sd, core.config(), packed::isPackedVariable)
+        .forEach((name, a) -> w.put(name, rowMajor(a)));
     if (!packed.isEmpty()) {
       bindPacked(sd, w.keySet());
       return;
@@ -102,32 +104,39 @@ final class SameDiffAdapter {
   /**
    * The weights MST drives in {@code sd}, in the graph's variable order (the order MST registers
    * them in, and so draws their first masks in): trainable rank-2 variables the config selects,
-   * except those {@code skip} names; name -> row-major values [nIn, nOut].
+   * except those {@code skip} names; name -> its array [nIn, nOut].
    */
-  static Map<String, float[]> selectedWeights(
+  static Map<String, INDArray> selectedWeights(
       SameDiff sd, MstConfig config, Predicate<String> skip) {
-    Map<String, float[]> w = new LinkedHashMap<>();
+    Map<String, INDArray> w = new LinkedHashMap<>();
     for (SDVariable v : sd.variables()) {
       if (v.getVariableType() == VariableType.VARIABLE
           && v.getArr() != null
           && v.getArr().rank() == 2
           && config.selects(v.name())
           && !skip.test(v.name())) {
-        w.put(v.name(), rowMajor(v.getArr()));
+        w.put(v.name(), v.getArr());
       }
     }
     return w;
   }
 
-  /** The first masks a fresh core with {@code config} draws for {@code sd} (see bind). */
+  /**
+   * The first masks a fresh core with {@code config} draws for {@code sd} (see bind); the weights
+   * are copied only when the first masks are by magnitude.
+   */
   static Map<String, LayerMask> firstMasks(MstConfig config, SameDiff sd) {
     MstCore fresh = new MstCore(config);
-    Map<String, float[]> w = selectedWeights(sd, config, name -> false);
-    for (String name : w.keySet()) {
-      INDArray a = sd.getArrForVarName(name);
-      fresh.register(name, (int) a.size(0), (int) a.size(1));
+    boolean magnitude = config.getInitialMask() == InitialMask.MAGNITUDE;
+    Map<String, float[]> values = magnitude ? new LinkedHashMap<>() : null;
+    for (Map.Entry<String, INDArray> e : selectedWeights(sd, config, name -> false).entrySet()) {
+      INDArray a = e.getValue();
+      fresh.register(e.getKey(), (int) a.size(0), (int) a.size(1));
+      if (magnitude) {
+        values.put(e.getKey(), rowMajor(a));
+      }
     }
-    return fresh.initialize(w);
+    return fresh.initialize(values);
   }
 
   private void bindAttention() {
