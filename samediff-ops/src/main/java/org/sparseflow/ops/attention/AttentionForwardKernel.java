@@ -148,15 +148,22 @@ final class AttentionForwardKernel {
     int[] runs = runs(kb);
     int nk = kb.length * b;
     long qRow = base + (long) qb * b;
-    try (NativeGemm.Scratch st = blas.scratch((long) nk * b)) {
+    boolean vec =
+        g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b);
+    try (NativeGemm.Scratch st = blas.scratch(vec ? 1 : (long) nk * b)) {
       // S^T[run] = scale * K_run Q_I^T   ([len x b])
-      keyRunProducts(blas, runs, base, b, d, scale, o.kAddr, blas.at(o.qAddr, qRow * d), st);
+      float[] sf = vec ? new float[nk * b] : null; // sf[key * b + t]
+      if (vec) {
+        VectorTileProducts.scoresT(
+            blas, runs, base, b, d, scale, o.kAddr, blas.at(o.qAddr, qRow * d), sf);
+      } else {
+        keyRunProducts(blas, runs, base, b, d, scale, o.kAddr, blas.at(o.qAddr, qRow * d), st);
+      }
       int diagOff = nk - b; // key blocks are sorted and qb (the diagonal) is the largest
       double[] delta = null;
       double[][] es = new double[b][];
-      if (g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b)) {
+      if (vec) {
         // fp32 tiles with the Vector API, vectorised over the query rows; extras per row
-        float[] sf = st.readFloats(nk * b); // sf[key * b + t]
         for (int t = 0; t < b; t++) {
           for (int c = t + 1; c < b; c++) { // causal mask inside the diagonal tile
             sf[(diagOff + c) * b + t] = Float.NEGATIVE_INFINITY;
@@ -181,7 +188,9 @@ final class AttentionForwardKernel {
           delta = extrasOutput(g, layout, o, head, base, i, t, es[t], 1.0 / sum, delta);
         }
         AttentionVectorOps.scaleColumns(sf, nk, b, rowF);
-        st.writeFloats(sf, nk * b);
+        VectorTileProducts.output(
+            blas, runs, base, b, d, o.vAddr, sf, delta, blas.at(outAddr, qRow * d));
+        return;
       } else {
         double[] s = st.read(nk * b); // s[key * b + t]
         for (int t = 0; t < b; t++) {

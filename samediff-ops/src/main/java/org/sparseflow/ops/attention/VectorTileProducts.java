@@ -1,0 +1,267 @@
+package org.sparseflow.ops.attention;
+
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * fp32 Vector API versions of the forward tile's two products, in place of two native GEMM calls
+ * per run of key blocks (192 x 64 x 64 for {@code local:128} at block 64, where OpenBLAS, held to
+ * its AVX2 kernels on some hosts, ran them at about two thirds of the dense layout's per-FLOP
+ * rate): the transposed scores {@code S^T = scale K_run Q_I^T} vectorised along the query rows, and
+ * {@code O_I = P V} vectorised along the head dimension. Only loaded with {@code --add-modules
+ * jdk.incubator.vector}.
+ */
+final class VectorTileProducts {
+  private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+  private static final int L = SP.length();
+
+  /** Per-thread copies of the tile's rows, grown on demand. */
+  private static final class Buffers {
+    float[] rows = new float[0];
+    float[] qt = new float[0];
+    float[] o = new float[0];
+
+    Buffers ensure(int rowFloats, int tileFloats) {
+      if (rows.length < rowFloats) {
+        rows = new float[rowFloats];
+      }
+      if (qt.length < tileFloats) {
+        qt = new float[tileFloats];
+        o = new float[tileFloats];
+      }
+      return this;
+    }
+  }
+
+  private static final ThreadLocal<Buffers> BUF = ThreadLocal.withInitial(Buffers::new);
+
+  private VectorTileProducts() {}
+
+  /**
+   * {@code sf[(off + c) b + t] = scale K[key c] . Q[query t]} for the keys of every run ({@link
+   * AttentionForwardKernel#runs}), packed run after run as {@link
+   * AttentionForwardKernel#keyRunProducts} lays them out; Q_I is the b query rows at {@code qAt}.
+   */
+  static void scoresT(
+      NativeGemm blas,
+      int[] runs,
+      long base,
+      int b,
+      int d,
+      double scale,
+      long kAddr,
+      long qAt,
+      float[] sf) {
+    Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
+    float[] rows = bf.rows;
+    float[] qt = bf.qt;
+    NativeGemm.readFloats(qAt, rows, b * d);
+    float s = (float) scale;
+    for (int t = 0; t < b; t++) {
+      for (int x = 0; x < d; x++) {
+        qt[x * b + t] = s * rows[t * d + x];
+      }
+    }
+    int off = 0;
+    for (int r = 0; r < runs.length; r += 2) {
+      int len = runs[r + 1] * b;
+      NativeGemm.readFloats(blas.at(kAddr, (base + (long) runs[r] * b) * d), rows, len * d);
+      if (blocked(b)) {
+        for (int c = 0; c < len; c += 4) {
+          for (int t0 = 0; t0 < b; t0 += 4 * L) {
+            scores4x4(rows, c * d, d, qt, b, t0, sf, (off + c) * b);
+          }
+        }
+      } else {
+        for (int c = 0; c < len; c++) {
+          VectorPanels.panelRow(rows, c * d, qt, b, d, sf, (off + c) * b);
+        }
+      }
+      off += len;
+    }
+  }
+
+  /**
+   * {@code O_I = P V (+ delta)} written to the b output rows at {@code oAt}, with {@code P^T} in
+   * {@code sf} laid out as {@link #scoresT} leaves it and V's key rows read run by run.
+   */
+  static void output(
+      NativeGemm blas,
+      int[] runs,
+      long base,
+      int b,
+      int d,
+      long vAddr,
+      float[] sf,
+      double[] delta,
+      long oAt) {
+    Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
+    float[] rows = bf.rows;
+    float[] o = bf.o;
+    Arrays.fill(o, 0, b * d, 0f);
+    int off = 0;
+    for (int r = 0; r < runs.length; r += 2) {
+      int len = runs[r + 1] * b;
+      NativeGemm.readFloats(blas.at(vAddr, (base + (long) runs[r] * b) * d), rows, len * d);
+      if (blocked(b) && blocked(d)) {
+        for (int t = 0; t < b; t += 4) {
+          for (int x0 = 0; x0 < d; x0 += 4 * L) {
+            pv4x4(rows, d, len, sf, off * b, b, t, o, x0);
+          }
+        }
+      } else {
+        for (int t = 0; t < b; t++) {
+          VectorPanels.weighted(o, t * d, d, rows, 0, d, sf, off * b + t, b, 0, len);
+        }
+      }
+      off += len;
+    }
+    if (delta != null) {
+      for (int i = 0; i < b * d; i++) {
+        o[i] = (float) (o[i] + delta[i]);
+      }
+    }
+    NativeGemm.writeFloats(oAt, o, b * d);
+  }
+
+  /** Whether n splits into micro-tiles of four vectors (and so also into four rows). */
+  private static boolean blocked(int n) {
+    return n % (4 * L) == 0;
+  }
+
+  /**
+   * Micro-tile of {@link #scoresT}: key rows c..c+3 ({@code k} from {@code kOff}, d apart) times
+   * query columns t0..t0+4L of the panel {@code qt[x b + t]}: 16 accumulators, each panel load and
+   * each broadcast used four times.
+   */
+  private static void scores4x4(
+      float[] k, int kOff, int d, float[] qt, int b, int t0, float[] out, int outOff) {
+    FloatVector a00 = FloatVector.zero(SP), a01 = a00, a02 = a00, a03 = a00;
+    FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+    FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+    FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+    for (int x = 0; x < d; x++) {
+      int p = x * b + t0;
+      FloatVector p0 = FloatVector.fromArray(SP, qt, p);
+      FloatVector p1 = FloatVector.fromArray(SP, qt, p + L);
+      FloatVector p2 = FloatVector.fromArray(SP, qt, p + 2 * L);
+      FloatVector p3 = FloatVector.fromArray(SP, qt, p + 3 * L);
+      FloatVector k0 = FloatVector.broadcast(SP, k[kOff + x]);
+      a00 = p0.fma(k0, a00);
+      a01 = p1.fma(k0, a01);
+      a02 = p2.fma(k0, a02);
+      a03 = p3.fma(k0, a03);
+      FloatVector k1 = FloatVector.broadcast(SP, k[kOff + d + x]);
+      a10 = p0.fma(k1, a10);
+      a11 = p1.fma(k1, a11);
+      a12 = p2.fma(k1, a12);
+      a13 = p3.fma(k1, a13);
+      FloatVector k2 = FloatVector.broadcast(SP, k[kOff + 2 * d + x]);
+      a20 = p0.fma(k2, a20);
+      a21 = p1.fma(k2, a21);
+      a22 = p2.fma(k2, a22);
+      a23 = p3.fma(k2, a23);
+      FloatVector k3 = FloatVector.broadcast(SP, k[kOff + 3 * d + x]);
+      a30 = p0.fma(k3, a30);
+      a31 = p1.fma(k3, a31);
+      a32 = p2.fma(k3, a32);
+      a33 = p3.fma(k3, a33);
+    }
+    int o = outOff + t0;
+    a00.intoArray(out, o);
+    a01.intoArray(out, o + L);
+    a02.intoArray(out, o + 2 * L);
+    a03.intoArray(out, o + 3 * L);
+    a10.intoArray(out, o + b);
+    a11.intoArray(out, o + b + L);
+    a12.intoArray(out, o + b + 2 * L);
+    a13.intoArray(out, o + b + 3 * L);
+    a20.intoArray(out, o + 2 * b);
+    a21.intoArray(out, o + 2 * b + L);
+    a22.intoArray(out, o + 2 * b + 2 * L);
+    a23.intoArray(out, o + 2 * b + 3 * L);
+    a30.intoArray(out, o + 3 * b);
+    a31.intoArray(out, o + 3 * b + L);
+    a32.intoArray(out, o + 3 * b + 2 * L);
+    a33.intoArray(out, o + 3 * b + 3 * L);
+  }
+
+  /**
+   * Micro-tile of {@link #output}: output rows t..t+3, columns x0..x0+4L, {@code o[t][x] += sum_j
+   * P^T[j][t] V[j][x]} over the run's {@code len} keys in order of j ({@code sf} from {@code wOff},
+   * b apart; V rows d apart).
+   */
+  private static void pv4x4(
+      float[] v, int d, int len, float[] sf, int wOff, int b, int t, float[] o, int x0) {
+    int r0 = t * d + x0;
+    FloatVector a00 = FloatVector.fromArray(SP, o, r0);
+    FloatVector a01 = FloatVector.fromArray(SP, o, r0 + L);
+    FloatVector a02 = FloatVector.fromArray(SP, o, r0 + 2 * L);
+    FloatVector a03 = FloatVector.fromArray(SP, o, r0 + 3 * L);
+    FloatVector a10 = FloatVector.fromArray(SP, o, r0 + d);
+    FloatVector a11 = FloatVector.fromArray(SP, o, r0 + d + L);
+    FloatVector a12 = FloatVector.fromArray(SP, o, r0 + d + 2 * L);
+    FloatVector a13 = FloatVector.fromArray(SP, o, r0 + d + 3 * L);
+    FloatVector a20 = FloatVector.fromArray(SP, o, r0 + 2 * d);
+    FloatVector a21 = FloatVector.fromArray(SP, o, r0 + 2 * d + L);
+    FloatVector a22 = FloatVector.fromArray(SP, o, r0 + 2 * d + 2 * L);
+    FloatVector a23 = FloatVector.fromArray(SP, o, r0 + 2 * d + 3 * L);
+    FloatVector a30 = FloatVector.fromArray(SP, o, r0 + 3 * d);
+    FloatVector a31 = FloatVector.fromArray(SP, o, r0 + 3 * d + L);
+    FloatVector a32 = FloatVector.fromArray(SP, o, r0 + 3 * d + 2 * L);
+    FloatVector a33 = FloatVector.fromArray(SP, o, r0 + 3 * d + 3 * L);
+    for (int j = 0; j < len; j++) {
+      int vo = j * d + x0;
+      FloatVector v0 = FloatVector.fromArray(SP, v, vo);
+      FloatVector v1 = FloatVector.fromArray(SP, v, vo + L);
+      FloatVector v2 = FloatVector.fromArray(SP, v, vo + 2 * L);
+      FloatVector v3 = FloatVector.fromArray(SP, v, vo + 3 * L);
+      int w = wOff + j * b + t;
+      FloatVector w0 = FloatVector.broadcast(SP, sf[w]);
+      a00 = v0.fma(w0, a00);
+      a01 = v1.fma(w0, a01);
+      a02 = v2.fma(w0, a02);
+      a03 = v3.fma(w0, a03);
+      FloatVector w1 = FloatVector.broadcast(SP, sf[w + 1]);
+      a10 = v0.fma(w1, a10);
+      a11 = v1.fma(w1, a11);
+      a12 = v2.fma(w1, a12);
+      a13 = v3.fma(w1, a13);
+      FloatVector w2 = FloatVector.broadcast(SP, sf[w + 2]);
+      a20 = v0.fma(w2, a20);
+      a21 = v1.fma(w2, a21);
+      a22 = v2.fma(w2, a22);
+      a23 = v3.fma(w2, a23);
+      FloatVector w3 = FloatVector.broadcast(SP, sf[w + 3]);
+      a30 = v0.fma(w3, a30);
+      a31 = v1.fma(w3, a31);
+      a32 = v2.fma(w3, a32);
+      a33 = v3.fma(w3, a33);
+    }
+    a00.intoArray(o, r0);
+    a01.intoArray(o, r0 + L);
+    a02.intoArray(o, r0 + 2 * L);
+    a03.intoArray(o, r0 + 3 * L);
+    a10.intoArray(o, r0 + d);
+    a11.intoArray(o, r0 + d + L);
+    a12.intoArray(o, r0 + d + 2 * L);
+    a13.intoArray(o, r0 + d + 3 * L);
+    a20.intoArray(o, r0 + 2 * d);
+    a21.intoArray(o, r0 + 2 * d + L);
+    a22.intoArray(o, r0 + 2 * d + 2 * L);
+    a23.intoArray(o, r0 + 2 * d + 3 * L);
+    a30.intoArray(o, r0 + 3 * d);
+    a31.intoArray(o, r0 + 3 * d + L);
+    a32.intoArray(o, r0 + 3 * d + 2 * L);
+    a33.intoArray(o, r0 + 3 * d + 3 * L);
+  }
+
+  private static int maxRun(int[] runs, int b) {
+    int m = 0;
+    for (int r = 1; r < runs.length; r += 2) {
+      m = Math.max(m, runs[r] * b);
+    }
+    return Math.max(m, b);
+  }
+}
