@@ -6,8 +6,9 @@ import org.sparseflow.ops.matmul.VectorSupport;
 
 /**
  * The forward kernel of {@link SparseAttention}: strided scores, then per (batch, head, query
- * block) the kept key tiles (one GEMM per run of consecutive tiles), the causal mask, the softmax
- * with its log-sum-exp, and {@code P V}; then the strided output.
+ * block) the kept key tiles (one product per run of consecutive tiles: Java micro-kernels in fp32
+ * with the Vector API, {@link VectorTileProducts}, native GEMMs otherwise), the causal mask, the
+ * softmax with its log-sum-exp, and {@code P V}; then the strided output.
  */
 final class AttentionForwardKernel {
   private AttentionForwardKernel() {}
