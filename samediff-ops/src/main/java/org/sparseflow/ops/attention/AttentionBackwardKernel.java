@@ -61,6 +61,9 @@ final class AttentionBackwardKernel {
     }
     try (NativeGemm.Scratch st = blas.scratch((long) maxKeys * b);
         NativeGemm.Scratch dpt = blas.scratch((long) maxKeys * b)) {
+      // fp32 tiles of the widest query block, reused by every block of this head
+      float[] pfAll = vec ? new float[maxKeys * b] : null;
+      float[] dsfAll = vec ? new float[maxKeys * b] : null;
       for (int qb = 0; qb < nb; qb++) {
         int[] kb = layout.keyBlocksNoCopy(head, qb);
         int[] runs = AttentionForwardKernel.runs(kb);
@@ -69,21 +72,23 @@ final class AttentionBackwardKernel {
         long qAt = blas.at(o.qAddr, qRow * d);
         long doAt = blas.at(doAddr, qRow * d);
         // S^T[run] = scale K_run Q_I^T ; dP^T[run] = V_run dO_I^T
-        AttentionForwardKernel.keyRunProducts(blas, runs, base, b, d, scale, o.kAddr, qAt, st);
-        AttentionForwardKernel.keyRunProducts(blas, runs, base, b, d, 1.0, o.vAddr, doAt, dpt);
         int diagOff = nk - b;
+        float[] pf = null;
+        float[] dsf = null;
         if (vec) {
-          float[] pf = st.readFloats(nk * b);
-          float[] dsf = dpt.readFloats(nk * b);
+          pf = pfAll;
+          dsf = dsfAll;
+          VectorTileProducts.scoresT(blas, runs, base, b, d, scale, o.kAddr, qAt, pf);
+          VectorTileProducts.scoresT(blas, runs, base, b, d, 1.0, o.vAddr, doAt, dsf);
           for (int t = 0; t < b; t++) {
             int row = (int) (qRow + t);
             lseF[t] = (float) lseAll[row];
             diF[t] = (float) diAll[row];
           }
           AttentionVectorOps.softmaxGrad(pf, dsf, nk, b, diagOff, lseF, diF);
-          st.writeFloats(pf, nk * b);
-          dpt.writeFloats(dsf, nk * b);
         } else {
+          AttentionForwardKernel.keyRunProducts(blas, runs, base, b, d, scale, o.kAddr, qAt, st);
+          AttentionForwardKernel.keyRunProducts(blas, runs, base, b, d, 1.0, o.vAddr, doAt, dpt);
           double[] p = st.read(nk * b);
           double[] ds = dpt.read(nk * b);
           for (int t = 0; t < b; t++) {
@@ -126,6 +131,25 @@ final class AttentionBackwardKernel {
           }
         }
         long dqAt = blas.at(dqAddr, qRow * d);
+        if (vec) {
+          VectorTileProducts.backwardTile(
+              blas,
+              runs,
+              base,
+              b,
+              d,
+              scale,
+              pf,
+              dsf,
+              o.kAddr,
+              qAt,
+              doAt,
+              dqAt,
+              dkAddr,
+              dvAddr,
+              stridesFirst);
+          continue;
+        }
         int off = 0;
         for (int r = 0; r < runs.length; r += 2) {
           int len = runs[r + 1] * b;

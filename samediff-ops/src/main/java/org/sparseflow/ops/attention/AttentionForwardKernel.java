@@ -130,6 +130,18 @@ final class AttentionForwardKernel {
     }
   }
 
+  private static final ThreadLocal<float[]> TILE = ThreadLocal.withInitial(() -> new float[0]);
+
+  /** This thread's fp32 score tile, at least n long (its tail beyond n is never read). */
+  private static float[] tile(int n) {
+    float[] t = TILE.get();
+    if (t.length < n) {
+      t = new float[n];
+      TILE.set(t);
+    }
+    return t;
+  }
+
   static void forwardTile(
       AttentionGeometry g,
       BlockLayout layout,
@@ -153,7 +165,7 @@ final class AttentionForwardKernel {
         g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b);
     try (NativeGemm.Scratch st = blas.scratch(vec ? 1 : (long) nk * b)) {
       // S^T[run] = scale * K_run Q_I^T   ([len x b])
-      float[] sf = vec ? new float[nk * b] : null; // sf[key * b + t]
+      float[] sf = vec ? tile(nk * b) : null; // sf[key * b + t]
       if (vec) {
         VectorTileProducts.scoresT(
             blas, runs, base, b, d, scale, o.kAddr, blas.at(o.qAddr, qRow * d), sf);

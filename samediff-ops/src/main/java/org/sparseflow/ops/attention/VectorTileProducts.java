@@ -19,16 +19,24 @@ final class VectorTileProducts {
   /** Per-thread copies of the tile's rows, grown on demand. */
   private static final class Buffers {
     float[] rows = new float[0];
+    float[] runA = new float[0];
+    float[] runB = new float[0];
     float[] qt = new float[0];
     float[] o = new float[0];
+    float[] q = new float[0];
+    float[] dout = new float[0];
 
     Buffers ensure(int rowFloats, int tileFloats) {
       if (rows.length < rowFloats) {
         rows = new float[rowFloats];
+        runA = new float[rowFloats];
+        runB = new float[rowFloats];
       }
       if (qt.length < tileFloats) {
         qt = new float[tileFloats];
         o = new float[tileFloats];
+        q = new float[tileFloats];
+        dout = new float[tileFloats];
       }
       return this;
     }
@@ -104,17 +112,7 @@ final class VectorTileProducts {
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
       NativeGemm.readFloats(blas.at(vAddr, (base + (long) runs[r] * b) * d), rows, len * d);
-      if (blocked(b) && blocked(d)) {
-        for (int t = 0; t < b; t += 4) {
-          for (int x0 = 0; x0 < d; x0 += 4 * L) {
-            pv4x4(rows, d, len, sf, off * b, b, t, o, x0);
-          }
-        }
-      } else {
-        for (int t = 0; t < b; t++) {
-          VectorPanels.weighted(o, t * d, d, rows, 0, d, sf, off * b + t, b, 0, len);
-        }
-      }
+      accumulate(rows, len, d, sf, off * b, 1, b, o, b);
       off += len;
     }
     if (delta != null) {
@@ -123,6 +121,83 @@ final class VectorTileProducts {
       }
     }
     NativeGemm.writeFloats(oAt, o, b * d);
+  }
+
+  /**
+   * The backward tile's three accumulating products, in place of three native GEMMs per run: {@code
+   * dQ_I += scale dS K_run}, {@code dK_run += scale dS^T Q_I}, {@code dV_run += P^T dO_I}, with
+   * {@code P^T} in {@code p} and {@code dS^T} in {@code ds} (overwritten: scaled) laid out as
+   * {@link #scoresT} leaves them. dQ_I is overwritten unless {@code dqAccumulates}.
+   */
+  static void backwardTile(
+      NativeGemm blas,
+      int[] runs,
+      long base,
+      int b,
+      int d,
+      double scale,
+      float[] p,
+      float[] ds,
+      long kAddr,
+      long qAt,
+      long doAt,
+      long dqAt,
+      long dkAddr,
+      long dvAddr,
+      boolean dqAccumulates) {
+    Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
+    int nk = 0;
+    for (int r = 1; r < runs.length; r += 2) {
+      nk += runs[r] * b;
+    }
+    float s = (float) scale;
+    for (int i = 0; i < nk * b; i++) {
+      ds[i] *= s;
+    }
+    NativeGemm.readFloats(qAt, bf.q, b * d);
+    NativeGemm.readFloats(doAt, bf.dout, b * d);
+    float[] dq = bf.o;
+    if (dqAccumulates) {
+      NativeGemm.readFloats(dqAt, dq, b * d);
+    } else {
+      Arrays.fill(dq, 0, b * d, 0f);
+    }
+    int off = 0;
+    for (int r = 0; r < runs.length; r += 2) {
+      int len = runs[r + 1] * b;
+      long row0 = (base + (long) runs[r] * b) * d;
+      NativeGemm.readFloats(blas.at(kAddr, row0), bf.rows, len * d);
+      accumulate(bf.rows, len, d, ds, off * b, 1, b, dq, b);
+      long dkAt = blas.at(dkAddr, row0);
+      long dvAt = blas.at(dvAddr, row0);
+      NativeGemm.readFloats(dkAt, bf.runA, len * d);
+      NativeGemm.readFloats(dvAt, bf.runB, len * d);
+      accumulate(bf.q, b, d, ds, off * b, b, 1, bf.runA, len);
+      accumulate(bf.dout, b, d, p, off * b, b, 1, bf.runB, len);
+      NativeGemm.writeFloats(dkAt, bf.runA, len * d);
+      NativeGemm.writeFloats(dvAt, bf.runB, len * d);
+      off += len;
+    }
+    NativeGemm.writeFloats(dqAt, dq, b * d);
+  }
+
+  /**
+   * {@code o[i d + x] += sum_{j < len} w[wOff + i wRow + j wCol] v[j d + x]} for rows i < rows, in
+   * order of j: 4-row x 4-vector micro-tiles where rows and d allow, rows one by one otherwise.
+   */
+  private static void accumulate(
+      float[] v, int len, int d, float[] w, int wOff, int wRow, int wCol, float[] o, int rows) {
+    if (rows % 4 == 0 && blocked(d)) {
+      for (int i = 0; i < rows; i += 4) {
+        for (int x0 = 0; x0 < d; x0 += 4 * L) {
+          acc4x4(v, d, len, w, wOff + i * wRow, wRow, wCol, o, i * d, x0);
+        }
+      }
+    } else {
+      for (int i = 0; i < rows; i++) {
+        VectorPanels.weighted(o, i * d, d, v, 0, d, w, wOff + i * wRow, wCol, 0, len);
+      }
+    }
   }
 
   /** Whether n splits into micro-tiles of four vectors (and so also into four rows). */
@@ -188,13 +263,21 @@ final class VectorTileProducts {
   }
 
   /**
-   * Micro-tile of {@link #output}: output rows t..t+3, columns x0..x0+4L, {@code o[t][x] += sum_j
-   * P^T[j][t] V[j][x]} over the run's {@code len} keys in order of j ({@code sf} from {@code wOff},
-   * b apart; V rows d apart).
+   * Micro-tile of {@link #accumulate}: rows 0..3 of {@code o} from {@code oOff} (d apart), columns
+   * x0..x0+4L, {@code += sum_j w[wOff + i wRow + j wCol] v[j d + x]} in order of j.
    */
-  private static void pv4x4(
-      float[] v, int d, int len, float[] sf, int wOff, int b, int t, float[] o, int x0) {
-    int r0 = t * d + x0;
+  private static void acc4x4(
+      float[] v,
+      int d,
+      int len,
+      float[] w,
+      int wOff,
+      int wRow,
+      int wCol,
+      float[] o,
+      int oOff,
+      int x0) {
+    int r0 = oOff + x0;
     FloatVector a00 = FloatVector.fromArray(SP, o, r0);
     FloatVector a01 = FloatVector.fromArray(SP, o, r0 + L);
     FloatVector a02 = FloatVector.fromArray(SP, o, r0 + 2 * L);
@@ -217,23 +300,23 @@ final class VectorTileProducts {
       FloatVector v1 = FloatVector.fromArray(SP, v, vo + L);
       FloatVector v2 = FloatVector.fromArray(SP, v, vo + 2 * L);
       FloatVector v3 = FloatVector.fromArray(SP, v, vo + 3 * L);
-      int w = wOff + j * b + t;
-      FloatVector w0 = FloatVector.broadcast(SP, sf[w]);
+      int wj = wOff + j * wCol;
+      FloatVector w0 = FloatVector.broadcast(SP, w[wj]);
       a00 = v0.fma(w0, a00);
       a01 = v1.fma(w0, a01);
       a02 = v2.fma(w0, a02);
       a03 = v3.fma(w0, a03);
-      FloatVector w1 = FloatVector.broadcast(SP, sf[w + 1]);
+      FloatVector w1 = FloatVector.broadcast(SP, w[wj + wRow]);
       a10 = v0.fma(w1, a10);
       a11 = v1.fma(w1, a11);
       a12 = v2.fma(w1, a12);
       a13 = v3.fma(w1, a13);
-      FloatVector w2 = FloatVector.broadcast(SP, sf[w + 2]);
+      FloatVector w2 = FloatVector.broadcast(SP, w[wj + 2 * wRow]);
       a20 = v0.fma(w2, a20);
       a21 = v1.fma(w2, a21);
       a22 = v2.fma(w2, a22);
       a23 = v3.fma(w2, a23);
-      FloatVector w3 = FloatVector.broadcast(SP, sf[w + 3]);
+      FloatVector w3 = FloatVector.broadcast(SP, w[wj + 3 * wRow]);
       a30 = v0.fma(w3, a30);
       a31 = v1.fma(w3, a31);
       a32 = v2.fma(w3, a32);
