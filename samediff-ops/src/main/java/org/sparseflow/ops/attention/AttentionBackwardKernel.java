@@ -6,7 +6,9 @@ import org.sparseflow.ops.matmul.VectorSupport;
 /**
  * The backward kernel of {@link SparseAttention} for one (batch, head): {@code dP = dO V^T}, {@code
  * dS = P (dP - rowsum(dO * O))}, {@code dQ = scale dS K}, {@code dK = scale dS^T Q}, {@code dV =
- * P^T dO} on the kept tiles, recomputing {@code P} from the stored log-sum-exp.
+ * P^T dO} on the kept tiles, recomputing {@code P} from the stored log-sum-exp (the products as
+ * Java micro-kernels in fp32 with the Vector API, {@link VectorTileProducts}, native GEMMs
+ * otherwise).
  */
 final class AttentionBackwardKernel {
   private AttentionBackwardKernel() {}

@@ -5,12 +5,14 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * fp32 Vector API versions of the forward tile's two products, in place of two native GEMM calls
- * per run of key blocks (192 x 64 x 64 for {@code local:128} at block 64, where OpenBLAS, held to
- * its AVX2 kernels on some hosts, ran them at about two thirds of the dense layout's per-FLOP
- * rate): the transposed scores {@code S^T = scale K_run Q_I^T} vectorised along the query rows, and
- * {@code O_I = P V} vectorised along the head dimension. Only loaded with {@code --add-modules
- * jdk.incubator.vector}.
+ * fp32 Vector API versions of the attention tiles' products, in place of native GEMM calls per run
+ * of key blocks (192 x 64 x 64 for {@code local:128} at block 64, where OpenBLAS, held to its AVX2
+ * kernels on some hosts, ran them at about two thirds of the dense layout's per-FLOP rate): the
+ * transposed scores {@code S^T = scale K_run Q_I^T} (and {@code dP^T}) vectorised along the query
+ * rows ({@link #scoresT}), {@code O_I = P V} ({@link #output}) and the backward's dQ, dK and dV
+ * ({@link #backwardTile}) vectorised along the head dimension, all on register-blocked 4-row x
+ * 4-vector micro-tiles (docs/experiments/attention-warmup-2026-12-07-epyc.md). Only loaded with
+ * {@code --add-modules jdk.incubator.vector}.
  */
 final class VectorTileProducts {
   private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
