@@ -26,6 +26,8 @@ import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.MstState;
 import org.sparseflow.mst.core.UpdateRecord;
+import org.sparseflow.ops.pattern.BlockMask;
+import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
@@ -100,8 +102,15 @@ public final class MstListener implements TrainingListener, Listener {
     PatternSpec spec = PatternSpec.parse(config.getPattern());
     Map<String, SparseMask> out = new LinkedHashMap<>();
     for (LayerMask m : SameDiffAdapter.firstMasks(config, sd).values()) {
-      INDArray dense = Nd4j.create(m.toElementMask(), new long[] {m.rows(), m.cols()}, 'c');
-      out.put(m.name(), spec.fromDense(dense));
+      if (spec.getKind() == MaskPattern.Kind.BLOCK) {
+        // block units are the row-major blocks: no element-sized expansion
+        boolean[] kept = new boolean[m.unitCount()];
+        m.activeBits().stream().forEach(u -> kept[u] = true);
+        out.put(m.name(), BlockMask.of(m.rows(), m.cols(), spec.getBlockSize(), kept));
+      } else {
+        INDArray dense = Nd4j.create(m.toElementMask(), new long[] {m.rows(), m.cols()}, 'c');
+        out.put(m.name(), spec.fromDense(dense));
+      }
     }
     return out;
   }

@@ -81,7 +81,7 @@ class PackedFirstMasksTest {
   }
 
   /** Per step: the loss on batch 0 after the step. */
-  static List<Double> train(SameDiff sd, MstListener mst, List<DataSet> d, List<Integer> caps) {
+  static List<Double> train(SameDiff sd, List<DataSet> d, List<Integer> caps) {
     List<Double> losses = new ArrayList<>();
     for (int t = 0; t < STEPS; t++) {
       sd.fit(d.get(t));
@@ -105,8 +105,8 @@ class PackedFirstMasksTest {
     MstListener mm = new MstListener(c).addTo(masked);
     List<DataSet> d = PackedSameDiffMstTest.data();
     List<Integer> caps = new ArrayList<>();
-    List<Double> lp = train(packed, mp, d, caps);
-    List<Double> lm = train(masked, mm, d, null);
+    List<Double> lp = train(packed, d, caps);
+    List<Double> lm = train(masked, d, null);
     for (int t = 0; t < 4; t++) {
       assertEquals(lm.get(t), lp.get(t), 1e-4 * lm.get(t), "loss after step " + t);
     }

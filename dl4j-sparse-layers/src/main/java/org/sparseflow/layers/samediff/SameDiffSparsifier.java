@@ -50,8 +50,8 @@ public final class SameDiffSparsifier {
 
   /**
    * Rewrites {@code sd}; weights named in {@code given} take that mask instead of a drawn one
-   * (checked before the graph changes: a trainable rank-2 weight of the mask's shape, the config's
-   * pattern).
+   * (checked before the graph changes: a trainable rank-2 weight the config selects, of the mask's
+   * shape, in the config's pattern).
    */
   public static SparsifyReport rewrite(
       SparsityConfig cfg, SameDiff sd, Map<String, SparseMask> given) {
@@ -83,6 +83,16 @@ public final class SameDiffSparsifier {
       if (v == null || v.getVariableType() != VariableType.VARIABLE || a == null || a.rank() != 2) {
         throw new IllegalArgumentException(
             "masks: '" + w + "' is not a trainable rank-2 weight of the graph; allowed: those");
+      }
+      if (!cfg.selects(w)) {
+        throw new IllegalArgumentException(
+            "masks: a mask is given for '"
+                + w
+                + "', which the config's include "
+                + cfg.getInclude()
+                + " / exclude "
+                + cfg.getExclude()
+                + " leaves dense; allowed: masks for the weights the config selects");
       }
       if (m.rows() != a.size(0) || m.cols() != a.size(1)) {
         throw new IllegalArgumentException(

@@ -168,7 +168,9 @@ public final class Sparsify {
    * own first masks ({@code MstListener.firstMasks}), so its packed and masked runs start alike.
    *
    * @throws IllegalArgumentException before any change to the graph, if a mask names no trainable
-   *     rank-2 weight, has another shape, or another pattern than the config's
+   *     rank-2 weight or one the config's include/exclude leaves out, has another shape, or another
+   *     pattern than the config's (and, while rewriting, if the config keeps a given weight dense
+   *     for another reason: a first/last layer kept dense, a use that cannot be rewritten)
    */
   public static Sparsified<SameDiff> apply(
       SparsityConfig cfg, SameDiff sd, Map<String, ? extends SparseMask> masks) {

@@ -177,6 +177,20 @@ class SameDiffPackedStorageTest {
         assertThrows(
             IllegalArgumentException.class, () -> Sparsify.apply(config("packed"), fresh, pattern));
     assertTrue(e.getMessage().contains("allowed: the config's pattern block8"), e.getMessage());
+    SparsityConfig excluding =
+        SparsityConfig.builder()
+            .pattern("block8")
+            .storage("packed")
+            .sparsity(0.5)
+            .keepFirstDense(false)
+            .exclude("w1")
+            .build();
+    Map<String, SparseMask> excluded = Map.of("w1", all);
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> Sparsify.apply(excluding, fresh, excluded));
+    assertTrue(e.getMessage().contains("'w1', which the config's include"), e.getMessage());
+    assertTrue(e.getMessage().contains("allowed: masks for the weights the config selects"));
     assertEquals(ops, fresh.getOps().size(), "the graph is unchanged after the refusals");
     assertTrue(fresh.hasVariable("w1"));
   }

@@ -61,8 +61,9 @@ final class AttentionBackwardKernel {
     for (int qb = 0; qb < nb; qb++) {
       maxKeys = Math.max(maxKeys, layout.keyBlocksNoCopy(head, qb).length * b);
     }
-    try (NativeGemm.Scratch st = blas.scratch((long) maxKeys * b);
-        NativeGemm.Scratch dpt = blas.scratch((long) maxKeys * b)) {
+    long scratch = vec ? 1 : (long) maxKeys * b; // the Java tiles need no native scratch
+    try (NativeGemm.Scratch st = blas.scratch(scratch);
+        NativeGemm.Scratch dpt = blas.scratch(scratch)) {
       // fp32 tiles of the widest query block, reused by every block of this head
       float[] pfAll = vec ? new float[maxKeys * b] : null;
       float[] dsfAll = vec ? new float[maxKeys * b] : null;

@@ -2,6 +2,7 @@ package org.sparseflow.ops.matmul;
 
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
+import java.util.function.IntPredicate;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.api.shape.Shape;
@@ -127,40 +128,33 @@ final class NanProbe {
   static boolean firstRowOrColumnHasNaN(INDArray y) {
     long rows = y.size(0), cols = y.size(1), rs = y.stride(0), cs = y.stride(1);
     long span = (rows - 1) * rs + (cols - 1) * cs + 1;
-    long at = NativeAddress.of(y);
-    if (span > Integer.MAX_VALUE || rs < 0 || cs < 0) {
+    DataType t = y.dataType();
+    if (span > Integer.MAX_VALUE
+        || rs < 0
+        || cs < 0
+        || (t != DataType.FLOAT && t != DataType.DOUBLE)) {
       return Double.isNaN(y.getColumn(0).sumNumber().doubleValue())
           || Double.isNaN(y.getRow(0).sumNumber().doubleValue());
     }
-    if (y.dataType() == DataType.FLOAT) {
+    long at = NativeAddress.of(y);
+    IntPredicate nanAt;
+    if (t == DataType.FLOAT) {
       FloatBuffer f = RawPointers.floatBuffer(at, span);
-      for (long i = 0; i < rows; i++) {
-        if (Float.isNaN(f.get((int) (i * rs)))) {
-          return true;
-        }
-      }
-      for (long j = 0; j < cols; j++) {
-        if (Float.isNaN(f.get((int) (j * cs)))) {
-          return true;
-        }
-      }
-      return false;
-    }
-    if (y.dataType() == DataType.DOUBLE) {
+      nanAt = k -> Float.isNaN(f.get(k));
+    } else {
       DoubleBuffer dbl = RawPointers.doubleBuffer(at, span);
-      for (long i = 0; i < rows; i++) {
-        if (Double.isNaN(dbl.get((int) (i * rs)))) {
-          return true;
-        }
-      }
-      for (long j = 0; j < cols; j++) {
-        if (Double.isNaN(dbl.get((int) (j * cs)))) {
-          return true;
-        }
-      }
-      return false;
+      nanAt = k -> Double.isNaN(dbl.get(k));
     }
-    return Double.isNaN(y.getColumn(0).sumNumber().doubleValue())
-        || Double.isNaN(y.getRow(0).sumNumber().doubleValue());
+    for (long i = 0; i < rows; i++) {
+      if (nanAt.test((int) (i * rs))) {
+        return true;
+      }
+    }
+    for (long j = 0; j < cols; j++) {
+      if (nanAt.test((int) (j * cs))) {
+        return true;
+      }
+    }
+    return false;
   }
 }
