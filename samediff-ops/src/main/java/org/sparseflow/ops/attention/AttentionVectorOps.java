@@ -14,11 +14,26 @@ import org.sparseflow.ops.vector.ExactVectorMath;
  * in the tiles). Only loaded when {@link #applies} holds (so without {@code --add-modules
  * jdk.incubator.vector} the scalar double-precision loop of {@link AttentionBackwardKernel} runs).
  *
- * <p>Reproducibility: the exponential is {@link ExactVectorMath#expInPlace}, never {@code
+ * <p>Reproducibility: the exponential is {@link ExactVectorMath#exp(FloatVector)}, never {@code
  * VectorOperators.EXP}, whose bits depend on how warm the JIT is (see {@link ExactVectorMath}).
  */
 final class AttentionVectorOps {
   private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+
+  /**
+   * 0, 1, ..., lanes - 1, loaded with {@code fromArray}: {@code addIndex} is not intrinsic on JDK
+   * 17, and the vector it returns has no exact type for C2, so masks compared against it made the
+   * whole loop fall back to boxed vectors ("missing constant" in -XX:+PrintIntrinsics).
+   */
+  private static final float[] IOTA = iota();
+
+  private static float[] iota() {
+    float[] a = new float[SP.length()];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = i;
+    }
+    return a;
+  }
 
   private AttentionVectorOps() {}
 
@@ -34,29 +49,32 @@ final class AttentionVectorOps {
    */
   static void softmaxGrad(
       float[] p, float[] ds, int nk, int b, int diagOff, float[] lse, float[] di) {
-    final int lanes = SP.length();
-    for (int t0 = 0; t0 < b; t0 += lanes) {
-      FloatVector l = FloatVector.fromArray(SP, lse, t0);
-      for (int c = 0; c < nk; c++) {
-        int idx = c * b + t0;
-        FloatVector.fromArray(SP, p, idx).sub(l).intoArray(p, idx);
-      }
+    for (int t0 = 0; t0 < b; t0 += SP.length()) {
+      softmaxGradLanes(p, ds, nk, b, t0, diagOff, lse, di);
     }
-    ExactVectorMath.expInPlace(p, nk * b);
+  }
+
+  /**
+   * {@link #softmaxGrad} for the query lanes t0.. in one pass. One small method per lane group on
+   * purpose: with the loops inlined into one larger method, C2 (JDK 17) now and then left the
+   * vector calls non-intrinsic (boxed vectors, the step ~10x slower) for a whole run.
+   */
+  private static void softmaxGradLanes(
+      float[] p, float[] ds, int nk, int b, int t0, int diagOff, float[] lse, float[] di) {
+    FloatVector l = FloatVector.fromArray(SP, lse, t0);
+    FloatVector dv = FloatVector.fromArray(SP, di, t0);
     FloatVector zero = FloatVector.zero(SP);
-    FloatVector iota = FloatVector.zero(SP).addIndex(1);
-    for (int t0 = 0; t0 < b; t0 += lanes) {
-      FloatVector dv = FloatVector.fromArray(SP, di, t0);
-      for (int c = 0; c < nk; c++) {
-        int idx = c * b + t0;
-        // lanes t0 + j with j < c - diagOff - t0 come before key c - diagOff: masked (no branch:
-        // a conditional vector update here made C2 box the vectors)
-        VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (c - diagOff - t0));
-        FloatVector pv = zero.blend(FloatVector.fromArray(SP, p, idx), keep);
-        FloatVector g = pv.mul(FloatVector.fromArray(SP, ds, idx).sub(dv));
-        pv.intoArray(p, idx);
-        g.intoArray(ds, idx);
-      }
+    FloatVector iota = FloatVector.fromArray(SP, IOTA, 0);
+    for (int c = 0; c < nk; c++) {
+      int idx = c * b + t0;
+      // lanes t0 + j with j < c - diagOff - t0 come before key c - diagOff: masked (no branch:
+      // a conditional vector update here made C2 box the vectors)
+      VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (c - diagOff - t0));
+      FloatVector e = ExactVectorMath.exp(FloatVector.fromArray(SP, p, idx).sub(l));
+      FloatVector pv = zero.blend(e, keep);
+      FloatVector g = pv.mul(FloatVector.fromArray(SP, ds, idx).sub(dv));
+      pv.intoArray(p, idx);
+      g.intoArray(ds, idx);
     }
   }
 
@@ -74,25 +92,25 @@ final class AttentionVectorOps {
 
   /**
    * In place {@code a[c*b+t] = exp(a[c*b+t] - maxSum[t])}, and then {@code maxSum[t]} = the sum of
-   * those exponentials over the {@code nk} key rows.
+   * those exponentials over the {@code nk} key rows (added in order of c).
    */
   static void expColumns(float[] a, int nk, int b, float[] maxSum) {
-    final int lanes = SP.length();
-    for (int t0 = 0; t0 < b; t0 += lanes) {
-      FloatVector m = FloatVector.fromArray(SP, maxSum, t0);
-      for (int c = 0; c < nk; c++) {
-        int idx = c * b + t0;
-        FloatVector.fromArray(SP, a, idx).sub(m).intoArray(a, idx);
-      }
+    for (int t0 = 0; t0 < b; t0 += SP.length()) {
+      expColumnLanes(a, nk, b, t0, maxSum);
     }
-    ExactVectorMath.expInPlace(a, nk * b);
-    for (int t0 = 0; t0 < b; t0 += lanes) {
-      FloatVector sum = FloatVector.zero(SP);
-      for (int c = 0; c < nk; c++) {
-        sum = sum.add(FloatVector.fromArray(SP, a, c * b + t0));
-      }
-      sum.intoArray(maxSum, t0);
+  }
+
+  /** {@link #expColumns} for the query lanes t0.. in one pass (small on purpose, see above). */
+  private static void expColumnLanes(float[] a, int nk, int b, int t0, float[] maxSum) {
+    FloatVector m = FloatVector.fromArray(SP, maxSum, t0);
+    FloatVector sum = FloatVector.zero(SP);
+    for (int c = 0; c < nk; c++) {
+      int idx = c * b + t0;
+      FloatVector e = ExactVectorMath.exp(FloatVector.fromArray(SP, a, idx).sub(m));
+      e.intoArray(a, idx);
+      sum = sum.add(e);
     }
+    sum.intoArray(maxSum, t0);
   }
 
   /** In place {@code a[c*b+t] *= f[t]} over {@code nk} key rows. */

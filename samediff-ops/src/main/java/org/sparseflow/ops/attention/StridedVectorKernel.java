@@ -37,6 +37,15 @@ final class StridedVectorKernel {
     float[] dv = new float[0];
     float[] kt = new float[0];
     float[] vt = new float[0];
+    // one residue class's rows, gathered contiguous (n x d): the class's rows lie st * d apart, a
+    // power-of-two stride whose rows share cache sets, so working on them in place thrashed L1/L2
+    float[] qr = new float[0];
+    float[] kr = new float[0];
+    float[] vr = new float[0];
+    float[] dor = new float[0];
+    float[] dqr = new float[0];
+    float[] dkr = new float[0];
+    float[] dvr = new float[0];
     float[] s = new float[0];
     float[] dp = new float[0];
     float[] p = new float[0];
@@ -55,6 +64,13 @@ final class StridedVectorKernel {
       if (kt.length < panel) {
         kt = new float[panel];
         vt = new float[panel];
+        qr = new float[panel];
+        kr = new float[panel];
+        vr = new float[panel];
+        dor = new float[panel];
+        dqr = new float[panel];
+        dkr = new float[panel];
+        dvr = new float[panel];
       }
       if (s.length < tile) {
         s = new float[tile];
@@ -142,7 +158,8 @@ final class StridedVectorKernel {
         int n = StridedAttention.residueLength(seqLen, st, r);
         int np = pad(n);
         if (n >= 2) {
-          transpose(bf.k, bf.kt, r, st, n, np, d);
+          gather(bf.k, r, st, n, d, bf.kr);
+          transpose(bf.kr, bf.kt, n, np, d);
         }
         for (int a = 0; a < n; a++) {
           int i = r + a * st;
@@ -203,9 +220,9 @@ final class StridedVectorKernel {
         }
         if (any) {
           anyAll = true;
+          gather(bf.v, r, st, n, d, bf.vr);
           for (int a = 1; a < n; a++) {
-            VectorPanels.weighted(
-                delta, (r + a * st) * d, d, bf.v, r * d, st * d, bf.p, a * np, 1, 0, a);
+            VectorPanels.weighted(delta, (r + a * st) * d, d, bf.vr, 0, d, bf.p, a * np, 1, 0, a);
           }
         }
       }
@@ -240,13 +257,36 @@ final class StridedVectorKernel {
     return bf;
   }
 
-  /** {@code panel[x * np + c] = rows[(r + c st) d + x]} for c < n, zero for n <= c < np. */
-  private static void transpose(float[] rows, float[] panel, int r, int st, int n, int np, int d) {
+  /** {@code dst[a d + x] = src[(r + a st) d + x]} for a < n: class r's rows, contiguous. */
+  private static void gather(float[] src, int r, int st, int n, int d, float[] dst) {
+    for (int a = 0; a < n; a++) {
+      System.arraycopy(src, (r + a * st) * d, dst, a * d, d);
+    }
+  }
+
+  /** {@code dst[(r + a st) d + x] += src[a d + x]} for a < n: the inverse of {@link #gather}. */
+  private static void scatterAdd(float[] src, int r, int st, int n, int d, float[] dst) {
+    for (int a = 0; a < n; a++) {
+      int o = (r + a * st) * d;
+      int x = 0;
+      for (; x + L <= d; x += L) {
+        FloatVector.fromArray(SP, dst, o + x)
+            .add(FloatVector.fromArray(SP, src, a * d + x))
+            .intoArray(dst, o + x);
+      }
+      for (; x < d; x++) {
+        dst[o + x] += src[a * d + x];
+      }
+    }
+  }
+
+  /** {@code panel[x * np + c] = rows[c d + x]} for c < n, zero for n <= c < np. */
+  private static void transpose(float[] rows, float[] panel, int n, int np, int d) {
     for (int x = 0; x < d; x++) {
       Arrays.fill(panel, x * np + n, x * np + np, 0f);
     }
     for (int c = 0; c < n; c++) {
-      int ko = (r + c * st) * d;
+      int ko = c * d;
       for (int x = 0; x < d; x++) {
         panel[x * np + c] = rows[ko + x];
       }
@@ -275,16 +315,19 @@ final class StridedVectorKernel {
     final int np = pad(n);
     final float[] kt = bf.kt;
     final float[] vt = bf.vt;
+    gather(bf.q, r, st, n, d, bf.qr);
+    gather(bf.k, r, st, n, d, bf.kr);
+    gather(bf.v, r, st, n, d, bf.vr);
+    gather(bf.dout, r, st, n, d, bf.dor);
     // K_r^T and V_r^T as [d x np] panels, zero beyond n
-    transpose(bf.k, kt, r, st, n, np, d);
-    transpose(bf.v, vt, r, st, n, np, d);
+    transpose(bf.kr, kt, n, np, d);
+    transpose(bf.vr, vt, n, np, d);
     // S = Q_r K_r^T and dP = dO_r V_r^T, rows a, keys c along the lanes
     final float[] s = bf.s;
     final float[] dp = bf.dp;
     for (int a = 1; a < n; a++) {
-      int qo = (r + a * st) * d;
-      VectorPanels.panelRow(bf.q, qo, kt, np, d, s, a * np);
-      VectorPanels.panelRow(bf.dout, qo, vt, np, d, dp, a * np);
+      VectorPanels.panelRow(bf.qr, a * d, kt, np, d, s, a * np);
+      VectorPanels.panelRow(bf.dor, a * d, vt, np, d, dp, a * np);
     }
     // element-wise step on the strided extra pairs (c < a); zero elsewhere
     final float[] p = bf.p;
@@ -309,24 +352,27 @@ final class StridedVectorKernel {
       }
     }
     if (any) {
-      accumulate(bf, st, r, n, np, d);
+      accumulate(bf, n, np, d);
+      scatterAdd(bf.dqr, r, st, n, d, bf.dq);
+      scatterAdd(bf.dkr, r, st, n, d, bf.dk);
+      scatterAdd(bf.dvr, r, st, n, d, bf.dv);
     }
   }
 
   /**
-   * dQ_a += sum_c dS[a][c] K_c, dK_c += sum_a dS[a][c] Q_a, dV_c += sum_a P[a][c] dO_a over the
-   * pairs c < a (dS already scaled).
+   * On the class's contiguous rows: dQ_a = sum_c dS[a][c] K_c, dK_c = sum_a dS[a][c] Q_a, dV_c =
+   * sum_a P[a][c] dO_a over the pairs c < a (dS already scaled).
    */
-  private static void accumulate(Buffers bf, int st, int r, int n, int np, int d) {
-    int step = st * d;
-    int first = r * d;
+  private static void accumulate(Buffers bf, int n, int np, int d) {
+    Arrays.fill(bf.dqr, 0, n * d, 0f);
+    Arrays.fill(bf.dkr, 0, n * d, 0f);
+    Arrays.fill(bf.dvr, 0, n * d, 0f);
     for (int a = 1; a < n; a++) {
-      VectorPanels.weighted(bf.dq, first + a * step, d, bf.k, first, step, bf.ds, a * np, 1, 0, a);
+      VectorPanels.weighted(bf.dqr, a * d, d, bf.kr, 0, d, bf.ds, a * np, 1, 0, a);
     }
     for (int c = 0; c + 1 < n; c++) {
-      VectorPanels.weighted(bf.dk, first + c * step, d, bf.q, first, step, bf.ds, c, np, c + 1, n);
-      VectorPanels.weighted(
-          bf.dv, first + c * step, d, bf.dout, first, step, bf.p, c, np, c + 1, n);
+      VectorPanels.weighted(bf.dkr, c * d, d, bf.qr, 0, d, bf.ds, c, np, c + 1, n);
+      VectorPanels.weighted(bf.dvr, c * d, d, bf.dor, 0, d, bf.p, c, np, c + 1, n);
     }
   }
 }

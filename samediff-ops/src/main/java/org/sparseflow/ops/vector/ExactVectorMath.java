@@ -2,6 +2,7 @@ package org.sparseflow.ops.vector;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Vector API building blocks whose results do not depend on the JIT. On JDK 17 two lane operations
@@ -21,6 +22,13 @@ public final class ExactVectorMath {
   // exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (Cody and Waite 1980, "Software
   // Manual for the Elementary Functions": ln 2 split in a short high part and a low correction)
   // and e^r by its Taylor polynomial of degree 7 on |r| <= ln(2) / 2 (truncation below 2^-26).
+  /**
+   * The only species {@link #exp(FloatVector)} takes: a constant, so C2 folds it (through {@code
+   * x.species()} it could not where x's exact class was unknown, and the loop fell back to boxed
+   * vectors).
+   */
+  private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+
   private static final float LOG2E = 1.44269504f;
   private static final float LN2_HI = 0.693145751953125f;
   private static final float LN2_LO = 1.42860677e-6f;
@@ -36,23 +44,23 @@ public final class ExactVectorMath {
   private static final float C7 = 1f / 5040;
 
   /**
-   * exp of every lane: within 2 ulp for x in [-87, 88] (0 below, +infinity above, NaN for NaN),
-   * equal to {@link #exp(float)} bit for bit on every lane, interpreted or compiled, on every x86
-   * vector width.
+   * exp of every lane of a vector of the preferred species: within 2 ulp for x in [-87, 88] (0
+   * below, +infinity above, NaN for NaN), equal to {@link #exp(float)} bit for bit on every lane,
+   * interpreted or compiled, on every x86 vector width.
    */
   public static FloatVector exp(FloatVector x) {
     FloatVector xc = x.max(LO).min(HI);
     FloatVector tv = xc.mul(LOG2E).add(ROUND); // n in the low mantissa bits
     FloatVector nf = tv.sub(ROUND);
-    FloatVector r = nf.neg().fma(FloatVector.broadcast(x.species(), LN2_HI), xc);
-    r = nf.neg().fma(FloatVector.broadcast(x.species(), LN2_LO), r);
+    FloatVector r = nf.neg().fma(FloatVector.broadcast(SP, LN2_HI), xc);
+    r = nf.neg().fma(FloatVector.broadcast(SP, LN2_LO), r);
     FloatVector p = r.fma(C7, C6);
-    p = p.fma(r, FloatVector.broadcast(x.species(), C5));
-    p = p.fma(r, FloatVector.broadcast(x.species(), C4));
-    p = p.fma(r, FloatVector.broadcast(x.species(), C3));
-    p = p.fma(r, FloatVector.broadcast(x.species(), C2));
-    p = p.fma(r, FloatVector.broadcast(x.species(), 1f));
-    p = p.fma(r, FloatVector.broadcast(x.species(), 1f));
+    p = p.fma(r, FloatVector.broadcast(SP, C5));
+    p = p.fma(r, FloatVector.broadcast(SP, C4));
+    p = p.fma(r, FloatVector.broadcast(SP, C3));
+    p = p.fma(r, FloatVector.broadcast(SP, C2));
+    p = p.fma(r, FloatVector.broadcast(SP, 1f));
+    p = p.fma(r, FloatVector.broadcast(SP, 1f));
     // 2^n from the bits of tv (0x4B400000 + n), no float-int conversion (not intrinsic on JDK 17)
     FloatVector scale =
         tv.reinterpretAsInts()
@@ -66,9 +74,9 @@ public final class ExactVectorMath {
 
   /** {@code a[i] = exp(a[i])} for i &lt; n, n a multiple of the preferred species' lanes. */
   public static void expInPlace(float[] a, int n) {
-    int lanes = FloatVector.SPECIES_PREFERRED.length();
+    int lanes = SP.length();
     for (int i = 0; i < n; i += lanes) {
-      exp(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, i)).intoArray(a, i);
+      exp(FloatVector.fromArray(SP, a, i)).intoArray(a, i);
     }
   }
 
