@@ -108,7 +108,9 @@ final class AttentionVectorOps {
       int idx = c * b + t0;
       FloatVector e = ExactVectorMath.exp(FloatVector.fromArray(SP, a, idx).sub(m));
       e.intoArray(a, idx);
-      sum = sum.add(e);
+      // e as the receiver (the same bits: + commutes): with the loop-carried sum as receiver, C2
+      // (JDK 17) at times lost its exact vector class and boxed the final store
+      sum = e.add(sum);
     }
     sum.intoArray(maxSum, t0);
   }
