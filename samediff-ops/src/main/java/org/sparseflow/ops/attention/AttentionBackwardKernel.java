@@ -22,6 +22,10 @@ final class AttentionBackwardKernel {
     return g.type == DataType.FLOAT && VectorSupport.AVAILABLE && layout.strides().length > 0;
   }
 
+  /**
+   * The backward pass of head slice {@code bh}; {@code outRowsAddr} is O's [rows, D] array when
+   * this head computes its own {@code diAll} rows (fp32), 0 when the caller filled them.
+   */
   static void backwardHead(
       AttentionGeometry g,
       BlockLayout layout,
@@ -29,6 +33,7 @@ final class AttentionBackwardKernel {
       int bh,
       AttentionOperands o,
       long doAddr,
+      long outRowsAddr,
       double[] lseAll,
       double[] diAll,
       double[] oa,
@@ -50,6 +55,17 @@ final class AttentionBackwardKernel {
     final float[] lseF = new float[b];
     final float[] diF = new float[b];
     final boolean stridesFirst = vectorStrides(g, layout);
+    if (outRowsAddr != 0) { // D_i = rowsum(dO o O) of this head's rows (fp32 inputs)
+      double[] di =
+          NativeGemm.rowDotsFloat(blas.at(doAddr, base * d), blas.at(outRowsAddr, base * d), T, d);
+      System.arraycopy(di, 0, diAll, (int) base, T);
+    }
+    if (!stridesFirst) {
+      // dK and dV accumulate over query blocks: cleared first (the vector strided kernel writes
+      // every element of the head's slices instead; dQ's first product overwrites its rows)
+      blas.zero(blas.at(dkAddr, base * d), (long) T * d);
+      blas.zero(blas.at(dvAddr, base * d), (long) T * d);
+    }
     if (stridesFirst) {
       StridedVectorKernel.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, diAll, gradAddr);
     }

@@ -52,6 +52,11 @@ final class NativeGemm {
     return base + index * elem;
   }
 
+  /** Sets n elements from {@code address} to zero (one memset, whatever they held). */
+  void zero(long address, long n) {
+    Pointer.memset(RawPointers.floatAt(0, address), 0, n * elem);
+  }
+
   /** C[m x n] = alpha op(A) op(B) + beta C, all row-major with leading dimensions lda, ldb, ldc. */
   void gemm(
       boolean transA,
