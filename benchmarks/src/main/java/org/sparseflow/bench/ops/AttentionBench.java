@@ -305,9 +305,9 @@ public final class AttentionBench {
   private static final AtomicInteger CASES = new AtomicInteger();
 
   /** Untimed calls before each timed SparseFlow kernel case (fewer if they pass ~2.5 s). */
-  private static final int KERNEL_WARMUP = 25;
+  private static final int KERNEL_WARMUP = 60;
 
-  private static final long WARMUP_NANOS_MAX = 2_500_000_000L;
+  private static final long WARMUP_NANOS_MAX = 3_500_000_000L;
 
   private static final WorkspaceConfiguration WS =
       WorkspaceConfiguration.builder()

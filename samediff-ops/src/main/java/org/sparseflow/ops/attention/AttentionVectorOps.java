@@ -50,19 +50,19 @@ final class AttentionVectorOps {
   static void softmaxGrad(
       float[] p, float[] ds, int nk, int b, int diagOff, float[] lse, float[] di) {
     for (int t0 = 0; t0 < b; t0 += SP.length()) {
-      softmaxGradLanes(p, ds, nk, b, t0, diagOff, lse, di);
+      softmaxLanes(p, nk, b, t0, diagOff, lse);
+      gradLanes(p, ds, nk, b, t0, di);
     }
   }
 
   /**
-   * {@link #softmaxGrad} for the query lanes t0.. in one pass. One small method per lane group on
-   * purpose: with the loops inlined into one larger method, C2 (JDK 17) now and then left the
-   * vector calls non-intrinsic (boxed vectors, the step ~10x slower) for a whole run.
+   * {@code p = exp(p - lse)} for the query lanes t0.., zero above the causal diagonal. One small
+   * method per pass on purpose: with the exponential and the gradient in one loop, C2 (JDK 17) in
+   * some runs lost the exact vector class of the product and stored it through boxed vectors (the
+   * whole backward then ran ~1.4x slower, dense layout included).
    */
-  private static void softmaxGradLanes(
-      float[] p, float[] ds, int nk, int b, int t0, int diagOff, float[] lse, float[] di) {
+  private static void softmaxLanes(float[] p, int nk, int b, int t0, int diagOff, float[] lse) {
     FloatVector l = FloatVector.fromArray(SP, lse, t0);
-    FloatVector dv = FloatVector.fromArray(SP, di, t0);
     FloatVector zero = FloatVector.zero(SP);
     FloatVector iota = FloatVector.fromArray(SP, IOTA, 0);
     for (int c = 0; c < nk; c++) {
@@ -70,11 +70,19 @@ final class AttentionVectorOps {
       // lanes t0 + j with j < c - diagOff - t0 come before key c - diagOff: masked (no branch:
       // a conditional vector update here made C2 box the vectors)
       VectorMask<Float> keep = iota.compare(VectorOperators.GE, (float) (c - diagOff - t0));
-      FloatVector e = ExactVectorMath.exp(FloatVector.fromArray(SP, p, idx).sub(l));
-      FloatVector pv = zero.blend(e, keep);
-      FloatVector g = pv.mul(FloatVector.fromArray(SP, ds, idx).sub(dv));
-      pv.intoArray(p, idx);
-      g.intoArray(ds, idx);
+      zero.blend(ExactVectorMath.exp(FloatVector.fromArray(SP, p, idx).sub(l)), keep)
+          .intoArray(p, idx);
+    }
+  }
+
+  /** {@code ds = p (ds - di)} for the query lanes t0.. (p as {@link #softmaxLanes} left it). */
+  private static void gradLanes(float[] p, float[] ds, int nk, int b, int t0, float[] di) {
+    FloatVector dv = FloatVector.fromArray(SP, di, t0);
+    for (int c = 0; c < nk; c++) {
+      int idx = c * b + t0;
+      FloatVector.fromArray(SP, p, idx)
+          .mul(FloatVector.fromArray(SP, ds, idx).sub(dv))
+          .intoArray(ds, idx);
     }
   }
 
