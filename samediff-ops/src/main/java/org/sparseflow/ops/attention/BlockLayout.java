@@ -54,7 +54,7 @@ public final class BlockLayout {
   /** [head][i] sorted extra keys (not inside a kept tile); empty arrays when none. */
   private final int[][][] extras;
 
-  /** Strides of STRIDED components; their extra keys are computed per residue class with GEMMs. */
+  /** Strides of STRIDED components; their extra keys are computed apart from the tiles. */
   private final int[] strides;
 
   /** [head][i] extra keys not of the form i - m*stride (computed with per-row dot products). */

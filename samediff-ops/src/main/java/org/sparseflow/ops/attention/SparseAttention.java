@@ -16,13 +16,15 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
  * one GEMM per run of consecutive kept tiles ({@code S^T = K_run Q_I^T}), the causal mask is
  * applied inside the diagonal tile, the scores of the layout's exact extra keys are added, the row
  * softmax over all of them is taken (its log-sum-exp is stored for the backward pass) and {@code
- * O_I = sum_runs P_run V_run} is again one GEMM per run. Extra keys on a stride ({@code strided:s})
- * are computed per residue class {@code r, r+s, ...} with small GEMMs of leading dimension {@code
- * s*D} (before the tiles for the scores, after them for {@code P V}); other extra keys (fixed
- * summary columns, partial global block) with per-row dot products. Work is therefore proportional
- * to the kept tiles plus the extra keys, never to {@code T^2}. The BLAS calls go straight to
- * OpenBLAS on the arrays' native memory ({@link NativeGemm}); on other backends an O(T^2) ND4J
- * implementation with the same mask runs instead ({@link DenseFallback}).
+ * O_I = sum_runs P_run V_run} is again one GEMM per run (in fp32 with the vector module: Java
+ * micro-kernels instead of the GEMMs). Extra keys on a stride ({@code strided:s}) are computed
+ * before the tiles for the scores and after them for {@code P V}: in fp32 with the vector module
+ * pair by pair ({@link StridedVectorKernel}), otherwise per residue class {@code r, r+s, ...} with
+ * small GEMMs of leading dimension {@code s*D}; other extra keys (fixed summary columns, partial
+ * global block) with per-row dot products. Work is therefore proportional to the kept tiles plus
+ * the extra keys, never to {@code T^2}. The BLAS calls go straight to OpenBLAS on the arrays'
+ * native memory ({@link NativeGemm}); on other backends an O(T^2) ND4J implementation with the same
+ * mask runs instead ({@link DenseFallback}).
  *
  * <p>Backward is the standard softmax-attention backward restricted to the kept pairs ({@code dP =
  * dO V^T}, {@code dS = P (dP - rowsum(dO * O))}, {@code dQ = scale dS K}, {@code dK = scale dS^T
