@@ -2,6 +2,7 @@ package org.sparseflow.ops.attention;
 
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -29,7 +30,7 @@ final class StridedVectorKernel {
   private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
   private static final int L = SP.length();
 
-  /** Per-thread copies of one head's rows and gradients, and a dot product's lanes. */
+  /** Per-thread copies of one head's rows and gradients. */
   private static final class Buffers {
     float[] q = new float[0];
     float[] k = new float[0];
@@ -38,7 +39,6 @@ final class StridedVectorKernel {
     float[] dq = new float[0];
     float[] dk = new float[0];
     float[] dv = new float[0];
-    final float[] lanes = new float[L];
 
     Buffers ensure(int slice) {
       if (q.length < slice) {
@@ -55,6 +55,20 @@ final class StridedVectorKernel {
   }
 
   private static final ThreadLocal<Buffers> BUF = ThreadLocal.withInitial(Buffers::new);
+
+  /** Shuffles bringing lane l + w to lane l, for w = L/2, L/4, ..., 1 (the dot's lane tree). */
+  private static final VectorShuffle<Float>[] HALVES = halves();
+
+  @SuppressWarnings("unchecked")
+  private static VectorShuffle<Float>[] halves() {
+    int levels = Integer.numberOfTrailingZeros(L);
+    VectorShuffle<Float>[] h = new VectorShuffle[levels];
+    for (int lvl = 0, w = L / 2; w >= 1; w /= 2, lvl++) {
+      int shift = w;
+      h[lvl] = VectorShuffle.fromOp(SP, l -> (l + shift) % L);
+    }
+    return h;
+  }
 
   private StridedVectorKernel() {}
 
@@ -80,7 +94,6 @@ final class StridedVectorKernel {
     Buffers bf = BUF.get().ensure(slice);
     float[] q = read(blas, o.qAddr, base, slice, d, bf.q);
     float[] k = read(blas, o.kAddr, base, slice, d, bf.k);
-    float[] lanes = bf.lanes;
     boolean[][] tiles = layout.tilesNoCopy(head);
     int b = g.block;
     int[] strides = layout.strides();
@@ -97,7 +110,7 @@ final class StridedVectorKernel {
         for (int i = shift; i < seqLen; i++) {
           int j = i - shift;
           if (!tiles[i / b][j / b]) { // isStrideExtra, less its per-shift tests
-            out[(int) (base + i) * nMax + i / st - m] = scale * dot(q, i * d, k, j * d, d, lanes);
+            out[(int) (base + i) * nMax + i / st - m] = scale * dot(q, i * d, k, j * d, d);
           }
         }
       }
@@ -177,7 +190,6 @@ final class StridedVectorKernel {
     Arrays.fill(dq, 0, slice, 0f);
     Arrays.fill(dk, 0, slice, 0f);
     Arrays.fill(dv, 0, slice, 0f);
-    float[] lanes = bf.lanes;
     boolean[][] tiles = layout.tilesNoCopy(head);
     int b = g.block;
     int[] strides = layout.strides();
@@ -195,8 +207,8 @@ final class StridedVectorKernel {
           }
           int row = (int) (base + i);
           // P = exp(scale q_i . k_j - lse_i), dS = P (dO_i . v_j - D_i) scale
-          double pe = Math.exp(scale * dot(q, i * d, k, j * d, d, lanes) - lseAll[row]);
-          double dp = dot(dout, i * d, v, j * d, d, lanes);
+          double pe = Math.exp(scale * dot(q, i * d, k, j * d, d) - lseAll[row]);
+          double dp = dot(dout, i * d, v, j * d, d);
           float dse = (float) (pe * (dp - diAll[row]) * scale);
           // dQ_i += dS K_j ; dK_j += dS Q_i ; dV_j += P dO_i
           axpy(dse, k, j * d, dq, i * d, d);
@@ -219,9 +231,11 @@ final class StridedVectorKernel {
 
   /**
    * {@code sum_x a[ao + x] b[bo + x]} for x < d: two vector chains along x, then the lanes added as
-   * a fixed tree in {@code lanes} (the same bits however C2 compiles it), then the scalar tail.
+   * a fixed tree of shuffles (lane l + w onto lane l, w halving: the same bits however C2 compiles
+   * it; the same tree through a float[] cost about twice as much per pair, store-to-load stalls),
+   * then the scalar tail.
    */
-  private static float dot(float[] a, int ao, float[] b, int bo, int d, float[] lanes) {
+  private static float dot(float[] a, int ao, float[] b, int bo, int d) {
     FloatVector acc0 = FloatVector.zero(SP);
     FloatVector acc1 = FloatVector.zero(SP);
     int x = 0;
@@ -234,13 +248,11 @@ final class StridedVectorKernel {
     for (; x + L <= d; x += L) {
       acc0 = FloatVector.fromArray(SP, a, ao + x).fma(FloatVector.fromArray(SP, b, bo + x), acc0);
     }
-    acc0.add(acc1).intoArray(lanes, 0);
-    for (int w = L / 2; w >= 1; w /= 2) { // a fixed tree: lanes l and l + w, halving
-      for (int l = 0; l < w; l++) {
-        lanes[l] += lanes[l + w];
-      }
+    FloatVector v = acc0.add(acc1);
+    for (int w = L / 2, lvl = 0; w >= 1; w /= 2, lvl++) { // a fixed tree: lanes l and l + w
+      v = v.add(v.rearrange(HALVES[lvl]));
     }
-    float s = lanes[0];
+    float s = v.lane(0);
     for (; x < d; x++) {
       s = Math.fma(a[ao + x], b[bo + x], s);
     }
