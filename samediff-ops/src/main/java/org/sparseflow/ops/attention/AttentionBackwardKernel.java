@@ -60,14 +60,12 @@ final class AttentionBackwardKernel {
           NativeGemm.rowDotsFloat(blas.at(doAddr, base * d), blas.at(outRowsAddr, base * d), T, d);
       System.arraycopy(di, 0, diAll, (int) base, T);
     }
-    if (!stridesFirst) {
-      // dK and dV accumulate over query blocks: cleared first (the vector strided kernel writes
-      // every element of the head's slices instead; dQ's first product overwrites its rows)
+    if (stridesFirst) { // writes every element of the head's slices of dQ, dK and dV
+      StridedVectorKernel.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, diAll, gradAddr);
+    } else {
+      // dK and dV accumulate over query blocks: cleared first (dQ's first product overwrites it)
       blas.zero(blas.at(dkAddr, base * d), (long) T * d);
       blas.zero(blas.at(dvAddr, base * d), (long) T * d);
-    }
-    if (stridesFirst) {
-      StridedVectorKernel.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, diAll, gradAddr);
     }
     // element-wise contributions of the extra keys for this (batch, head) slice
     double[] dqX = null;

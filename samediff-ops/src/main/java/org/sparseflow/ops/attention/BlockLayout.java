@@ -245,28 +245,6 @@ public final class BlockLayout {
   }
 
   /**
-   * True when the pairs {@code (i, i - shift)} belong to stride {@code si} at all: {@code shift} is
-   * a multiple of it and of no earlier stride (the first such stride owns a pair). The tile test is
-   * {@link #tileKept}; together they give {@link #isStrideExtra} for every pair at this shift.
-   */
-  boolean ownsShift(int si, int shift) {
-    if (shift % strides[si] != 0) {
-      return false;
-    }
-    for (int e = 0; e < si; e++) {
-      if (shift % strides[e] == 0) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** The kept flags of head {@code head}'s tiles, [query block][key block] (not a copy). */
-  boolean[][] tilesNoCopy(int head) {
-    return blocks[head];
-  }
-
-  /**
    * True when the pair (i, j) is an extra key produced by stride {@code strides()[si]} and by no
    * earlier stride in the list (so that each pair is computed exactly once).
    */

@@ -61,11 +61,10 @@ final class StridedVectorKernel {
 
   @SuppressWarnings("unchecked")
   private static VectorShuffle<Float>[] halves() {
-    int levels = Integer.numberOfTrailingZeros(L);
-    VectorShuffle<Float>[] h = new VectorShuffle[levels];
-    for (int lvl = 0, w = L / 2; w >= 1; w /= 2, lvl++) {
-      int shift = w;
-      h[lvl] = VectorShuffle.fromOp(SP, l -> (l + shift) % L);
+    VectorShuffle<Float>[] h = new VectorShuffle[Integer.numberOfTrailingZeros(L)];
+    for (int lvl = 0; lvl < h.length; lvl++) {
+      int w = L >> (lvl + 1);
+      h[lvl] = VectorShuffle.fromOp(SP, l -> (l + w) % L);
     }
     return h;
   }
@@ -94,22 +93,16 @@ final class StridedVectorKernel {
     Buffers bf = BUF.get().ensure(slice);
     float[] q = read(blas, o.qAddr, base, slice, d, bf.q);
     float[] k = read(blas, o.kAddr, base, slice, d, bf.k);
-    boolean[][] tiles = layout.tilesNoCopy(head);
-    int b = g.block;
     int[] strides = layout.strides();
     for (int si = 0; si < strides.length; si++) {
       int st = strides[si];
       int nMax = StridedAttention.residueLength(seqLen, st, 0);
       double[] out = scores[si];
       Arrays.fill(out, (int) base * nMax, (int) (base + seqLen) * nMax, Double.NEGATIVE_INFINITY);
-      for (int m = 1; m * st < seqLen; m++) {
-        int shift = m * st;
-        if (!layout.ownsShift(si, shift)) {
-          continue;
-        }
-        for (int i = shift; i < seqLen; i++) {
-          int j = i - shift;
-          if (!tiles[i / b][j / b]) { // isStrideExtra, less its per-shift tests
+      for (int m = 1; m * st < seqLen; m++) { // shift by shift (see the class comment)
+        for (int i = m * st; i < seqLen; i++) {
+          int j = i - m * st;
+          if (layout.isStrideExtra(head, si, i, j)) {
             out[(int) (base + i) * nMax + i / st - m] = scale * dot(q, i * d, k, j * d, d);
           }
         }
@@ -190,19 +183,13 @@ final class StridedVectorKernel {
     Arrays.fill(dq, 0, slice, 0f);
     Arrays.fill(dk, 0, slice, 0f);
     Arrays.fill(dv, 0, slice, 0f);
-    boolean[][] tiles = layout.tilesNoCopy(head);
-    int b = g.block;
     int[] strides = layout.strides();
     for (int si = 0; si < strides.length; si++) {
       int st = strides[si];
       for (int m = 1; m * st < seqLen; m++) { // shift by shift (see the class comment)
-        int shift = m * st;
-        if (!layout.ownsShift(si, shift)) {
-          continue;
-        }
-        for (int i = shift; i < seqLen; i++) {
-          int j = i - shift;
-          if (tiles[i / b][j / b]) { // covered by a kept tile
+        for (int i = m * st; i < seqLen; i++) {
+          int j = i - m * st;
+          if (!layout.isStrideExtra(head, si, i, j)) {
             continue;
           }
           int row = (int) (base + i);
@@ -249,8 +236,8 @@ final class StridedVectorKernel {
       acc0 = FloatVector.fromArray(SP, a, ao + x).fma(FloatVector.fromArray(SP, b, bo + x), acc0);
     }
     FloatVector v = acc0.add(acc1);
-    for (int w = L / 2, lvl = 0; w >= 1; w /= 2, lvl++) { // a fixed tree: lanes l and l + w
-      v = v.add(v.rearrange(HALVES[lvl]));
+    for (VectorShuffle<Float> half : HALVES) { // a fixed tree: lanes l and l + w, w halving
+      v = v.add(v.rearrange(half));
     }
     float s = v.lane(0);
     for (; x < d; x++) {

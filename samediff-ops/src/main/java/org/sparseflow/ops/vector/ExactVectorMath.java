@@ -19,9 +19,6 @@ public final class ExactVectorMath {
 
   private ExactVectorMath() {}
 
-  // exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (Cody and Waite 1980, "Software
-  // Manual for the Elementary Functions": ln 2 split in a short high part and a low correction)
-  // and e^r by its Taylor polynomial of degree 7 on |r| <= ln(2) / 2 (truncation below 2^-26).
   /**
    * The only species {@link #exp(FloatVector)} takes: a constant, so C2 folds it (through {@code
    * x.species()} it could not where x's exact class was unknown, and the loop fell back to boxed
@@ -29,6 +26,9 @@ public final class ExactVectorMath {
    */
   private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
 
+  // exp(x) = 2^n e^r with n = round(x / ln 2), r = x - n ln 2 (Cody and Waite 1980, "Software
+  // Manual for the Elementary Functions": ln 2 split in a short high part and a low correction)
+  // and e^r by its Taylor polynomial of degree 7 on |r| <= ln(2) / 2 (truncation below 2^-26).
   private static final float LOG2E = 1.44269504f;
   private static final float LN2_HI = 0.693145751953125f;
   private static final float LN2_LO = 1.42860677e-6f;
@@ -70,14 +70,6 @@ public final class ExactVectorMath {
     FloatVector e = p.mul(scale);
     e = e.blend(0f, x.compare(VectorOperators.LT, LO));
     return e.blend(Float.POSITIVE_INFINITY, x.compare(VectorOperators.GT, HI));
-  }
-
-  /** {@code a[i] = exp(a[i])} for i &lt; n, n a multiple of the preferred species' lanes. */
-  public static void expInPlace(float[] a, int n) {
-    int lanes = SP.length();
-    for (int i = 0; i < n; i += lanes) {
-      exp(FloatVector.fromArray(SP, a, i)).intoArray(a, i);
-    }
   }
 
   /** The scalar twin of {@link #exp(FloatVector)}: the same operations, so the same bits. */
