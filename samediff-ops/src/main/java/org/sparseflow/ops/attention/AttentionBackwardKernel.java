@@ -95,8 +95,8 @@ final class AttentionBackwardKernel {
         if (vec) {
           pf = pfAll;
           dsf = dsfAll;
-          VectorTileProducts.scoresT(blas, runs, base, b, d, scale, o.kAddr, qAt, pf);
-          VectorTileProducts.scoresT(blas, runs, base, b, d, 1.0, o.vAddr, doAt, dsf);
+          VectorTileProducts.backwardScores(
+              blas, runs, base, b, d, scale, o.kAddr, o.vAddr, qAt, doAt, pf, dsf);
           for (int t = 0; t < b; t++) {
             int row = (int) (qRow + t);
             lseF[t] = (float) lseAll[row];
@@ -150,21 +150,7 @@ final class AttentionBackwardKernel {
         long dqAt = blas.at(dqAddr, qRow * d);
         if (vec) {
           VectorTileProducts.backwardTile(
-              blas,
-              runs,
-              base,
-              b,
-              d,
-              scale,
-              pf,
-              dsf,
-              o.kAddr,
-              qAt,
-              doAt,
-              dqAt,
-              dkAddr,
-              dvAddr,
-              stridesFirst);
+              blas, runs, base, b, d, scale, pf, dsf, dqAt, dkAddr, dvAddr, stridesFirst);
           continue;
         }
         int off = 0;

@@ -142,6 +142,11 @@ final class NativeGemm {
     RawPointers.floatAt(0, address).get(dst, 0, n);
   }
 
+  /** Copies n single-precision elements at {@code address} into {@code dst[off .. off + n)}. */
+  static void readFloats(long address, float[] dst, int off, int n) {
+    RawPointers.floatAt(0, address).get(dst, off, n);
+  }
+
   /** Writes {@code src[0 .. n)} as n single-precision elements at {@code address}. */
   static void writeFloats(long address, float[] src, int n) {
     RawPointers.floatAt(0, address).put(src, 0, n);

@@ -27,6 +27,7 @@ final class VectorTileProducts {
     float[] o = new float[0];
     float[] q = new float[0];
     float[] dout = new float[0];
+    float[] keys = new float[0];
 
     Buffers ensure(int rowFloats, int tileFloats) {
       if (rows.length < rowFloats) {
@@ -39,6 +40,13 @@ final class VectorTileProducts {
         o = new float[tileFloats];
         q = new float[tileFloats];
         dout = new float[tileFloats];
+      }
+      return this;
+    }
+
+    Buffers ensureKeys(int keyFloats) {
+      if (keys.length < keyFloats) {
+        keys = new float[keyFloats];
       }
       return this;
     }
@@ -64,32 +72,89 @@ final class VectorTileProducts {
       long qAt,
       float[] sf) {
     Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
-    float[] rows = bf.rows;
-    float[] qt = bf.qt;
-    NativeGemm.readFloats(qAt, rows, b * d);
-    float s = (float) scale;
-    for (int t = 0; t < b; t++) {
-      for (int x = 0; x < d; x++) {
-        qt[x * b + t] = s * rows[t * d + x];
-      }
-    }
+    NativeGemm.readFloats(qAt, bf.rows, b * d);
+    transposeScaled(bf.rows, b, d, (float) scale, bf.qt);
     int off = 0;
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
-      NativeGemm.readFloats(blas.at(kAddr, (base + (long) runs[r] * b) * d), rows, len * d);
-      if (blocked(b)) {
-        for (int c = 0; c < len; c += 4) {
-          for (int t0 = 0; t0 < b; t0 += 4 * L) {
-            scores4x4(rows, c * d, d, qt, b, t0, sf, (off + c) * b);
-          }
-        }
-      } else {
-        for (int c = 0; c < len; c++) {
-          VectorPanels.panelRow(rows, c * d, qt, b, d, sf, (off + c) * b);
-        }
-      }
+      NativeGemm.readFloats(blas.at(kAddr, (base + (long) runs[r] * b) * d), bf.rows, len * d);
+      panelScores(bf.rows, 0, len, d, bf.qt, b, sf, off * b);
       off += len;
     }
+  }
+
+  /**
+   * The backward's two score tiles of one query block, laid out as {@link #scoresT} leaves them:
+   * {@code p = scale K_run Q_I^T} and {@code dp = V_run dO_I^T}. Q_I, dO_I and every run's K rows
+   * stay in this thread's buffers for {@link #backwardTile} of the same block, which so reads none
+   * of them again.
+   */
+  static void backwardScores(
+      NativeGemm blas,
+      int[] runs,
+      long base,
+      int b,
+      int d,
+      double scale,
+      long kAddr,
+      long vAddr,
+      long qAt,
+      long doAt,
+      float[] p,
+      float[] dp) {
+    Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d).ensureKeys(keyCount(runs, b) * d);
+    NativeGemm.readFloats(qAt, bf.q, b * d);
+    transposeScaled(bf.q, b, d, (float) scale, bf.qt);
+    int off = 0;
+    for (int r = 0; r < runs.length; r += 2) {
+      int len = runs[r + 1] * b;
+      long row0 = (base + (long) runs[r] * b) * d;
+      NativeGemm.readFloats(blas.at(kAddr, row0), bf.keys, off * d, len * d);
+      panelScores(bf.keys, off * d, len, d, bf.qt, b, p, off * b);
+      off += len;
+    }
+    NativeGemm.readFloats(doAt, bf.dout, b * d);
+    transposeScaled(bf.dout, b, d, 1f, bf.qt);
+    off = 0;
+    for (int r = 0; r < runs.length; r += 2) {
+      int len = runs[r + 1] * b;
+      NativeGemm.readFloats(blas.at(vAddr, (base + (long) runs[r] * b) * d), bf.rows, len * d);
+      panelScores(bf.rows, 0, len, d, bf.qt, b, dp, off * b);
+      off += len;
+    }
+  }
+
+  /** {@code qt[x b + t] = s a[t d + x]}: the b rows of a block, transposed and scaled. */
+  private static void transposeScaled(float[] a, int b, int d, float s, float[] qt) {
+    for (int t = 0; t < b; t++) {
+      for (int x = 0; x < d; x++) {
+        qt[x * b + t] = s * a[t * d + x];
+      }
+    }
+  }
+
+  /** {@code out[outOff + c b + t] = k[kOff + c d] . qt[., t]} for the len key rows c. */
+  private static void panelScores(
+      float[] k, int kOff, int len, int d, float[] qt, int b, float[] out, int outOff) {
+    if (blocked(b)) {
+      for (int c = 0; c < len; c += 4) {
+        for (int t0 = 0; t0 < b; t0 += 4 * L) {
+          scores4x4(k, kOff + c * d, d, qt, b, t0, out, outOff + c * b);
+        }
+      }
+    } else {
+      for (int c = 0; c < len; c++) {
+        VectorPanels.panelRow(k, kOff + c * d, qt, b, d, out, outOff + c * b);
+      }
+    }
+  }
+
+  private static int keyCount(int[] runs, int b) {
+    int n = 0;
+    for (int r = 1; r < runs.length; r += 2) {
+      n += runs[r] * b;
+    }
+    return n;
   }
 
   /**
@@ -114,7 +179,7 @@ final class VectorTileProducts {
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
       NativeGemm.readFloats(blas.at(vAddr, (base + (long) runs[r] * b) * d), rows, len * d);
-      accumulate(rows, len, d, sf, off * b, 1, b, o, b);
+      accumulate(rows, 0, len, d, sf, off * b, 1, b, o, b);
       off += len;
     }
     if (delta != null) {
@@ -129,7 +194,8 @@ final class VectorTileProducts {
    * The backward tile's three accumulating products, in place of three native GEMMs per run: {@code
    * dQ_I += scale dS K_run}, {@code dK_run += scale dS^T Q_I}, {@code dV_run += P^T dO_I}, with
    * {@code P^T} in {@code p} and {@code dS^T} in {@code ds} (overwritten: scaled) laid out as
-   * {@link #scoresT} leaves them. dQ_I is overwritten unless {@code dqAccumulates}.
+   * {@link #scoresT} leaves them, and Q_I, dO_I and the K rows where {@link #backwardScores} of the
+   * same block, on this thread, left them. dQ_I is overwritten unless {@code dqAccumulates}.
    */
   static void backwardTile(
       NativeGemm blas,
@@ -140,24 +206,16 @@ final class VectorTileProducts {
       double scale,
       float[] p,
       float[] ds,
-      long kAddr,
-      long qAt,
-      long doAt,
       long dqAt,
       long dkAddr,
       long dvAddr,
       boolean dqAccumulates) {
-    Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
-    int nk = 0;
-    for (int r = 1; r < runs.length; r += 2) {
-      nk += runs[r] * b;
-    }
+    Buffers bf = BUF.get();
+    int nk = keyCount(runs, b);
     float s = (float) scale;
     for (int i = 0; i < nk * b; i++) {
       ds[i] *= s;
     }
-    NativeGemm.readFloats(qAt, bf.q, b * d);
-    NativeGemm.readFloats(doAt, bf.dout, b * d);
     float[] dq = bf.o;
     if (dqAccumulates) {
       NativeGemm.readFloats(dqAt, dq, b * d);
@@ -168,14 +226,13 @@ final class VectorTileProducts {
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
       long row0 = (base + (long) runs[r] * b) * d;
-      NativeGemm.readFloats(blas.at(kAddr, row0), bf.rows, len * d);
-      accumulate(bf.rows, len, d, ds, off * b, 1, b, dq, b);
+      accumulate(bf.keys, off * d, len, d, ds, off * b, 1, b, dq, b);
       long dkAt = blas.at(dkAddr, row0);
       long dvAt = blas.at(dvAddr, row0);
       NativeGemm.readFloats(dkAt, bf.runA, len * d);
       NativeGemm.readFloats(dvAt, bf.runB, len * d);
-      accumulate(bf.q, b, d, ds, off * b, b, 1, bf.runA, len);
-      accumulate(bf.dout, b, d, p, off * b, b, 1, bf.runB, len);
+      accumulate(bf.q, 0, b, d, ds, off * b, b, 1, bf.runA, len);
+      accumulate(bf.dout, 0, b, d, p, off * b, b, 1, bf.runB, len);
       NativeGemm.writeFloats(dkAt, bf.runA, len * d);
       NativeGemm.writeFloats(dvAt, bf.runB, len * d);
       off += len;
@@ -188,16 +245,25 @@ final class VectorTileProducts {
    * order of j: 4-row x 4-vector micro-tiles where rows and d allow, rows one by one otherwise.
    */
   private static void accumulate(
-      float[] v, int len, int d, float[] w, int wOff, int wRow, int wCol, float[] o, int rows) {
+      float[] v,
+      int vOff,
+      int len,
+      int d,
+      float[] w,
+      int wOff,
+      int wRow,
+      int wCol,
+      float[] o,
+      int rows) {
     if (rows % 4 == 0 && blocked(d)) {
       for (int i = 0; i < rows; i += 4) {
         for (int x0 = 0; x0 < d; x0 += 4 * L) {
-          acc4x4(v, d, len, w, wOff + i * wRow, wRow, wCol, o, i * d, x0);
+          acc4x4(v, vOff, d, len, w, wOff + i * wRow, wRow, wCol, o, i * d, x0);
         }
       }
     } else {
       for (int i = 0; i < rows; i++) {
-        VectorPanels.weighted(o, i * d, d, v, 0, d, w, wOff + i * wRow, wCol, 0, len);
+        VectorPanels.weighted(o, i * d, d, v, vOff, d, w, wOff + i * wRow, wCol, 0, len);
       }
     }
   }
@@ -270,6 +336,7 @@ final class VectorTileProducts {
    */
   private static void acc4x4(
       float[] v,
+      int vOff,
       int d,
       int len,
       float[] w,
@@ -297,7 +364,7 @@ final class VectorTileProducts {
     FloatVector a32 = FloatVector.fromArray(SP, o, r0 + 3 * d + 2 * L);
     FloatVector a33 = FloatVector.fromArray(SP, o, r0 + 3 * d + 3 * L);
     for (int j = 0; j < len; j++) {
-      int vo = j * d + x0;
+      int vo = vOff + j * d + x0;
       FloatVector v0 = FloatVector.fromArray(SP, v, vo);
       FloatVector v1 = FloatVector.fromArray(SP, v, vo + L);
       FloatVector v2 = FloatVector.fromArray(SP, v, vo + 2 * L);
