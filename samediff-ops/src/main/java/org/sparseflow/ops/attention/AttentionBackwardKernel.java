@@ -62,10 +62,14 @@ final class AttentionBackwardKernel {
     }
     if (stridesFirst) { // writes every element of the head's slices of dQ, dK and dV
       StridedVectorKernel.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, diAll, gradAddr);
-    } else {
+    } else if (!vec) {
       // dK and dV accumulate over query blocks: cleared first (dQ's first product overwrites it)
       blas.zero(blas.at(dkAddr, base * d), (long) T * d);
       blas.zero(blas.at(dvAddr, base * d), (long) T * d);
+    }
+    if (vec) { // the Java tiles accumulate dK and dV in Java for the whole head
+      VectorTileProducts.beginHead(
+          blas.at(dkAddr, base * d), blas.at(dvAddr, base * d), T * d, stridesFirst);
     }
     // element-wise contributions of the extra keys for this (batch, head) slice
     double[] dqX = null;
@@ -150,7 +154,7 @@ final class AttentionBackwardKernel {
         long dqAt = blas.at(dqAddr, qRow * d);
         if (vec) {
           VectorTileProducts.backwardTile(
-              blas, runs, base, b, d, scale, pf, dsf, dqAt, dkAddr, dvAddr, stridesFirst);
+              blas, runs, base, b, d, scale, pf, dsf, dqAt, stridesFirst);
           continue;
         }
         int off = 0;
@@ -192,6 +196,9 @@ final class AttentionBackwardKernel {
           off += len;
         }
       }
+    }
+    if (vec) {
+      VectorTileProducts.endHead(blas.at(dkAddr, base * d), blas.at(dvAddr, base * d), T * d);
     }
     if (!stridesFirst) {
       StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);

@@ -21,25 +21,31 @@ final class VectorTileProducts {
   /** Per-thread copies of the tile's rows, grown on demand. */
   private static final class Buffers {
     float[] rows = new float[0];
-    float[] runA = new float[0];
-    float[] runB = new float[0];
     float[] qt = new float[0];
     float[] o = new float[0];
     float[] q = new float[0];
     float[] dout = new float[0];
     float[] keys = new float[0];
+    float[] headDk = new float[0];
+    float[] headDv = new float[0];
 
     Buffers ensure(int rowFloats, int tileFloats) {
       if (rows.length < rowFloats) {
         rows = new float[rowFloats];
-        runA = new float[rowFloats];
-        runB = new float[rowFloats];
       }
       if (qt.length < tileFloats) {
         qt = new float[tileFloats];
         o = new float[tileFloats];
         q = new float[tileFloats];
         dout = new float[tileFloats];
+      }
+      return this;
+    }
+
+    Buffers ensureHead(int headFloats) {
+      if (headDk.length < headFloats) {
+        headDk = new float[headFloats];
+        headDv = new float[headFloats];
       }
       return this;
     }
@@ -179,7 +185,7 @@ final class VectorTileProducts {
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
       NativeGemm.readFloats(blas.at(vAddr, (base + (long) runs[r] * b) * d), rows, len * d);
-      accumulate(rows, 0, len, d, sf, off * b, 1, b, o, b);
+      accumulate(rows, 0, len, d, sf, off * b, 1, b, o, 0, b);
       off += len;
     }
     if (delta != null) {
@@ -191,11 +197,37 @@ final class VectorTileProducts {
   }
 
   /**
+   * Starts this thread's Java accumulators of one head's dK and dV ([T, d] each, {@code n = T d}
+   * floats), which {@link #backwardTile} adds to for every query block of the head: a copy of what
+   * the arrays at {@code dkAt} and {@code dvAt} hold when {@code accumulate}, zeros otherwise.
+   * Every tile used to read and write its key runs' rows in native memory instead, several times
+   * per key block (once per query block that keeps it).
+   */
+  static void beginHead(long dkAt, long dvAt, int n, boolean accumulate) {
+    Buffers bf = BUF.get().ensureHead(n);
+    if (accumulate) {
+      NativeGemm.readFloats(dkAt, bf.headDk, n);
+      NativeGemm.readFloats(dvAt, bf.headDv, n);
+    } else {
+      Arrays.fill(bf.headDk, 0, n, 0f);
+      Arrays.fill(bf.headDv, 0, n, 0f);
+    }
+  }
+
+  /** Writes the head's dK and dV accumulated since {@link #beginHead} to the native arrays. */
+  static void endHead(long dkAt, long dvAt, int n) {
+    Buffers bf = BUF.get();
+    NativeGemm.writeFloats(dkAt, bf.headDk, n);
+    NativeGemm.writeFloats(dvAt, bf.headDv, n);
+  }
+
+  /**
    * The backward tile's three accumulating products, in place of three native GEMMs per run: {@code
-   * dQ_I += scale dS K_run}, {@code dK_run += scale dS^T Q_I}, {@code dV_run += P^T dO_I}, with
-   * {@code P^T} in {@code p} and {@code dS^T} in {@code ds} (overwritten: scaled) laid out as
-   * {@link #scoresT} leaves them, and Q_I, dO_I and the K rows where {@link #backwardScores} of the
-   * same block, on this thread, left them. dQ_I is overwritten unless {@code dqAccumulates}.
+   * dQ_I += scale dS K_run}, {@code dK_run += scale dS^T Q_I}, {@code dV_run += P^T dO_I} (into the
+   * head's accumulators, see {@link #beginHead}), with {@code P^T} in {@code p} and {@code dS^T} in
+   * {@code ds} (overwritten: scaled) laid out as {@link #scoresT} leaves them, and Q_I, dO_I and
+   * the K rows where {@link #backwardScores} of the same block, on this thread, left them. dQ_I is
+   * overwritten unless {@code dqAccumulates}.
    */
   static void backwardTile(
       NativeGemm blas,
@@ -207,8 +239,6 @@ final class VectorTileProducts {
       float[] p,
       float[] ds,
       long dqAt,
-      long dkAddr,
-      long dvAddr,
       boolean dqAccumulates) {
     Buffers bf = BUF.get();
     int nk = keyCount(runs, b);
@@ -225,16 +255,10 @@ final class VectorTileProducts {
     int off = 0;
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
-      long row0 = (base + (long) runs[r] * b) * d;
-      accumulate(bf.keys, off * d, len, d, ds, off * b, 1, b, dq, b);
-      long dkAt = blas.at(dkAddr, row0);
-      long dvAt = blas.at(dvAddr, row0);
-      NativeGemm.readFloats(dkAt, bf.runA, len * d);
-      NativeGemm.readFloats(dvAt, bf.runB, len * d);
-      accumulate(bf.q, 0, b, d, ds, off * b, b, 1, bf.runA, len);
-      accumulate(bf.dout, 0, b, d, p, off * b, b, 1, bf.runB, len);
-      NativeGemm.writeFloats(dkAt, bf.runA, len * d);
-      NativeGemm.writeFloats(dvAt, bf.runB, len * d);
+      int row0 = runs[r] * b * d; // in the head's dK and dV
+      accumulate(bf.keys, off * d, len, d, ds, off * b, 1, b, dq, 0, b);
+      accumulate(bf.q, 0, b, d, ds, off * b, b, 1, bf.headDk, row0, len);
+      accumulate(bf.dout, 0, b, d, p, off * b, b, 1, bf.headDv, row0, len);
       off += len;
     }
     NativeGemm.writeFloats(dqAt, dq, b * d);
@@ -254,16 +278,17 @@ final class VectorTileProducts {
       int wRow,
       int wCol,
       float[] o,
+      int oOff,
       int rows) {
     if (rows % 4 == 0 && blocked(d)) {
       for (int i = 0; i < rows; i += 4) {
         for (int x0 = 0; x0 < d; x0 += 4 * L) {
-          acc4x4(v, vOff, d, len, w, wOff + i * wRow, wRow, wCol, o, i * d, x0);
+          acc4x4(v, vOff, d, len, w, wOff + i * wRow, wRow, wCol, o, oOff + i * d, x0);
         }
       }
     } else {
       for (int i = 0; i < rows; i++) {
-        VectorPanels.weighted(o, i * d, d, v, vOff, d, w, wOff + i * wRow, wCol, 0, len);
+        VectorPanels.weighted(o, oOff + i * d, d, v, vOff, d, w, wOff + i * wRow, wCol, 0, len);
       }
     }
   }
