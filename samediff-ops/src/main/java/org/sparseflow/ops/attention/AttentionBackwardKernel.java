@@ -54,7 +54,10 @@ final class AttentionBackwardKernel {
         g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b);
     final float[] lseF = new float[b];
     final float[] diF = new float[b];
-    final boolean stridesFirst = vectorStrides(g, layout);
+    // strided keys: per query block inside the Java tile loop, else head-wide first (vector) or
+    // after the tiles (scalar)
+    final boolean blockStrides = vec && layout.strides().length > 0;
+    final boolean stridesFirst = vectorStrides(g, layout) && !vec;
     if (outRowsAddr != 0) { // D_i = rowsum(dO o O) of this head's rows (fp32 inputs)
       double[] di =
           NativeGemm.rowDotsFloat(blas.at(doAddr, base * d), blas.at(outRowsAddr, base * d), T, d);
@@ -69,7 +72,13 @@ final class AttentionBackwardKernel {
     }
     if (vec) { // the Java tiles accumulate dK and dV in Java for the whole head
       VectorTileProducts.beginHead(
-          blas.at(dkAddr, base * d), blas.at(dvAddr, base * d), T * d, stridesFirst);
+          blas.at(dkAddr, base * d),
+          blas.at(dvAddr, base * d),
+          T * d,
+          false,
+          blas.at(o.kAddr, base * d),
+          blas.at(o.vAddr, base * d),
+          blockStrides);
     }
     // element-wise contributions of the extra keys for this (batch, head) slice
     double[] dqX = null;
@@ -153,8 +162,11 @@ final class AttentionBackwardKernel {
         }
         long dqAt = blas.at(dqAddr, qRow * d);
         if (vec) {
+          if (blockStrides) {
+            VectorTileProducts.stridedBlock(g, layout, scale, bh, qb, lseAll, diAll);
+          }
           VectorTileProducts.backwardTile(
-              blas, runs, base, b, d, scale, pf, dsf, dqAt, stridesFirst);
+              blas, runs, base, b, d, scale, pf, dsf, dqAt, stridesFirst, blockStrides);
           continue;
         }
         int off = 0;
@@ -200,7 +212,7 @@ final class AttentionBackwardKernel {
     if (vec) {
       VectorTileProducts.endHead(blas.at(dkAddr, base * d), blas.at(dvAddr, base * d), T * d);
     }
-    if (!stridesFirst) {
+    if (!stridesFirst && !blockStrides) {
       StridedAttention.strideBackward(g, layout, scale, bh, o, doAddr, lseAll, oa, doa, gradAddr);
     }
     if (dqX != null) {

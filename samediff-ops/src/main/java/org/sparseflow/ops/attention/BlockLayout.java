@@ -3,6 +3,7 @@ package org.sparseflow.ops.attention;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Causal block-sparse attention layout: for each head, which (query block {@code I}, key block
@@ -62,6 +63,9 @@ public final class BlockLayout {
 
   private final String description;
 
+  /** [head * strides + si]: {@link #strideExtraBits}, built on first use. */
+  private final AtomicReferenceArray<long[]> strideBits;
+
   BlockLayout(
       int seqLen,
       int blockSize,
@@ -76,6 +80,7 @@ public final class BlockLayout {
     this.extras = extras;
     this.strides = strides;
     this.description = description;
+    this.strideBits = new AtomicReferenceArray<>(numHeads * strides.length);
     this.otherExtras = new int[numHeads][][];
     for (int h = 0; h < numHeads; h++) {
       if (h > 0 && extras[h] == extras[h - 1]) {
@@ -261,6 +266,38 @@ public final class BlockLayout {
       }
     }
     return true;
+  }
+
+  /**
+   * {@link #isStrideExtra} for every pair of stride {@code strides()[si]} as bits, for kernels that
+   * visit the pairs many times: bit c of row i, at word {@code i * words + c / 64} with {@code
+   * words = ceil(n / 64)} and n the longest residue class, is set when key {@code i % s + c s} is
+   * such an extra of query i. Built once per (layout head, stride) on first use; callers must not
+   * modify it.
+   */
+  long[] strideExtraBits(int head, int si) {
+    int slot = head * strides.length + si;
+    long[] bits = strideBits.get(slot);
+    if (bits == null) {
+      int st = strides[si];
+      int words = strideExtraWords(si);
+      bits = new long[seqLen * words];
+      for (int i = 0; i < seqLen; i++) {
+        for (int c = 0; c < i / st; c++) {
+          if (isStrideExtra(head, si, i, i % st + c * st)) {
+            bits[i * words + (c >>> 6)] |= 1L << c;
+          }
+        }
+      }
+      strideBits.compareAndSet(slot, null, bits); // a racing thread built the same bits
+    }
+    return bits;
+  }
+
+  /** Words per row of {@link #strideExtraBits}. */
+  int strideExtraWords(int si) {
+    int n = (seqLen - 1) / strides[si] + 1;
+    return (n + 63) >>> 6;
   }
 
   /** True when some row of some head has extra keys that are not on a stride. */

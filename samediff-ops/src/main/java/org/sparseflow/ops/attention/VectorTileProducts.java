@@ -28,6 +28,8 @@ final class VectorTileProducts {
     float[] keys = new float[0];
     float[] headDk = new float[0];
     float[] headDv = new float[0];
+    float[] headK = new float[0];
+    float[] headV = new float[0];
 
     Buffers ensure(int rowFloats, int tileFloats) {
       if (rows.length < rowFloats) {
@@ -42,10 +44,14 @@ final class VectorTileProducts {
       return this;
     }
 
-    Buffers ensureHead(int headFloats) {
+    Buffers ensureHead(int headFloats, boolean rows) {
       if (headDk.length < headFloats) {
         headDk = new float[headFloats];
         headDv = new float[headFloats];
+      }
+      if (rows && headK.length < headFloats) {
+        headK = new float[headFloats];
+        headV = new float[headFloats];
       }
       return this;
     }
@@ -203,8 +209,13 @@ final class VectorTileProducts {
    * Every tile used to read and write its key runs' rows in native memory instead, several times
    * per key block (once per query block that keeps it).
    */
-  static void beginHead(long dkAt, long dvAt, int n, boolean accumulate) {
-    Buffers bf = BUF.get().ensureHead(n);
+  static void beginHead(
+      long dkAt, long dvAt, int n, boolean accumulate, long kAt, long vAt, boolean rows) {
+    Buffers bf = BUF.get().ensureHead(n, rows);
+    if (rows) {
+      NativeGemm.readFloats(kAt, bf.headK, n);
+      NativeGemm.readFloats(vAt, bf.headV, n);
+    }
     if (accumulate) {
       NativeGemm.readFloats(dkAt, bf.headDk, n);
       NativeGemm.readFloats(dvAt, bf.headDv, n);
@@ -212,6 +223,26 @@ final class VectorTileProducts {
       Arrays.fill(bf.headDk, 0, n, 0f);
       Arrays.fill(bf.headDv, 0, n, 0f);
     }
+  }
+
+  /**
+   * Starts dQ_I of query block qb with the strided extra keys' share ({@link
+   * StridedVectorKernel#blockBackward}) on the rows {@link #backwardScores} and {@link #beginHead}
+   * left; {@link #backwardTile} then adds the tiles (with {@code dqStarted}).
+   */
+  static void stridedBlock(
+      AttentionGeometry g,
+      BlockLayout layout,
+      double scale,
+      int bh,
+      int qb,
+      double[] lseAll,
+      double[] diAll) {
+    Buffers bf = BUF.get();
+    Arrays.fill(bf.o, 0, g.block * g.headDim, 0f);
+    StridedVectorKernel.blockBackward(
+        g, layout, scale, bh, qb, bf.q, bf.dout, bf.o, bf.headK, bf.headV, bf.headDk, bf.headDv,
+        lseAll, diAll);
   }
 
   /** Writes the head's dK and dV accumulated since {@link #beginHead} to the native arrays. */
@@ -239,7 +270,8 @@ final class VectorTileProducts {
       float[] p,
       float[] ds,
       long dqAt,
-      boolean dqAccumulates) {
+      boolean dqAccumulates,
+      boolean dqStarted) {
     Buffers bf = BUF.get();
     int nk = keyCount(runs, b);
     float s = (float) scale;
@@ -249,7 +281,7 @@ final class VectorTileProducts {
     float[] dq = bf.o;
     if (dqAccumulates) {
       NativeGemm.readFloats(dqAt, dq, b * d);
-    } else {
+    } else if (!dqStarted) {
       Arrays.fill(dq, 0, b * d, 0f);
     }
     int off = 0;

@@ -2,6 +2,7 @@ package org.sparseflow.ops.attention;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -34,6 +35,37 @@ class BlockLayoutProperties {
             Combinators.combine(Arbitraries.integers().between(1, 4), Arbitraries.longs())
                 .as(AttentionPattern.Component::random));
     return comp.list().ofMinSize(1).ofMaxSize(3).map(AttentionPattern::new);
+  }
+
+  @Property(tries = 60)
+  void strideExtraBitsAreIsStrideExtraForEveryPair(
+      @ForAll("patterns") AttentionPattern pattern,
+      @ForAll @IntRange(min = 1, max = 16) int blockSize,
+      @ForAll @IntRange(min = 1, max = 8) int numBlocks,
+      @ForAll @IntRange(min = 1, max = 3) int heads) {
+    int t = blockSize * numBlocks;
+    BlockLayout layout = pattern.layout(t, blockSize, heads);
+    int[] strides = layout.strides();
+    for (int h = 0; h < heads; h++) {
+      int head = layout.layoutHead(h);
+      for (int si = 0; si < strides.length; si++) {
+        int st = strides[si];
+        long[] bits = layout.strideExtraBits(head, si);
+        int words = layout.strideExtraWords(si);
+        assertEquals(t * words, bits.length);
+        for (int i = 0; i < t; i++) {
+          for (int c = 0; c < words * 64; c++) {
+            int j = i % st + c * st;
+            boolean bit = (bits[i * words + (c >>> 6)] >>> c & 1L) != 0;
+            assertEquals(
+                j < t && layout.isStrideExtra(head, si, i, j),
+                bit,
+                "stride " + st + " query " + i + " key " + j);
+          }
+        }
+        assertSame(bits, layout.strideExtraBits(head, si), "built once, then cached");
+      }
+    }
   }
 
   @Property(tries = 60)
