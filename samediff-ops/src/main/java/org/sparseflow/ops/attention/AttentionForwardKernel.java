@@ -24,53 +24,78 @@ final class AttentionForwardKernel {
       AttentionOperands o,
       long outAddr,
       double[] lseAll) {
-    {
-      int nb = g.seqLen / g.block;
-      int tasks = g.batch * g.heads * nb;
-      long work = g.rows() * g.headDim * (long) g.seqLen;
-      int[] strides = layout.strides();
-      double[][] strideScores = new double[strides.length][];
-      for (int si = 0; si < strides.length; si++) {
-        strideScores[si] =
-            new double[(int) g.rows() * StridedAttention.residueLength(g.seqLen, strides[si], 0)];
-      }
-      // fp32 with the vector module: the strided products in Java (two tiny native GEMMs per
-      // residue class otherwise, 16 x 16 x 64 at T = 2048, s = 128, where the calls dominate)
-      boolean vec = AttentionBackwardKernel.vectorStrides(g, layout);
-      if (strides.length > 0) {
-        AttentionThreads.parallelFor(
-            g.batch * g.heads,
-            work,
-            bh -> {
-              if (vec) {
-                StridedVectorKernel.strideScores(g, layout, scale, bh, o, strideScores);
-              } else {
-                StridedAttention.strideScores(g, layout, scale, bh, o, strideScores);
-              }
-            });
-      }
-      // larger query blocks first (more tiles under dense-like layouts) for better balance
+    int nb = g.seqLen / g.block;
+    int tasks = g.batch * g.heads * nb;
+    long work = g.rows() * g.headDim * (long) g.seqLen;
+    int[] strides = layout.strides();
+    if (strides.length > 0 && javaTiles(g)) {
+      // strided keys per query block inside the Java tiles. A task copies its head's K and V rows
+      // once and runs every chunks-th query block of the head from the largest down; a head is cut
+      // into chunks only when there are fewer heads than threads (the results are the same bits
+      // whatever the cut: each block's arithmetic is its own)
+      int slices = g.batch * g.heads;
+      int chunks = Math.max(1, Math.min(nb, (AttentionThreads.threads() + slices - 1) / slices));
+      double[][] none = new double[0][];
       AttentionThreads.parallelFor(
-          tasks,
+          slices * chunks,
           work,
-          t -> {
-            int bh = t / nb;
-            int qb = nb - 1 - (t % nb);
-            forwardTile(g, layout, scale, bh, qb, o, outAddr, lseAll, strideScores);
+          task -> {
+            int bh = task / chunks;
+            StridedBlocks.beginForwardHead(g, bh, o);
+            for (int qb = nb - 1 - task % chunks; qb >= 0; qb -= chunks) {
+              forwardTile(g, layout, scale, bh, qb, o, outAddr, lseAll, none, true);
+            }
           });
-      if (strides.length > 0) {
-        AttentionThreads.parallelFor(
-            g.batch * g.heads,
-            work,
-            bh -> {
-              if (vec) {
-                StridedVectorKernel.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
-              } else {
-                StridedAttention.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
-              }
-            });
-      }
+      return;
     }
+    double[][] strideScores = new double[strides.length][];
+    for (int si = 0; si < strides.length; si++) {
+      strideScores[si] =
+          new double[(int) g.rows() * StridedAttention.residueLength(g.seqLen, strides[si], 0)];
+    }
+    // fp32 with the vector module: the strided products in Java (two tiny native GEMMs per
+    // residue class otherwise, 16 x 16 x 64 at T = 2048, s = 128, where the calls dominate)
+    boolean vec = AttentionBackwardKernel.vectorStrides(g, layout);
+    if (strides.length > 0) {
+      AttentionThreads.parallelFor(
+          g.batch * g.heads,
+          work,
+          bh -> {
+            if (vec) {
+              StridedVectorKernel.strideScores(g, layout, scale, bh, o, strideScores);
+            } else {
+              StridedAttention.strideScores(g, layout, scale, bh, o, strideScores);
+            }
+          });
+    }
+    // larger query blocks first (more tiles under dense-like layouts) for better balance
+    AttentionThreads.parallelFor(
+        tasks,
+        work,
+        t -> {
+          int bh = t / nb;
+          int qb = nb - 1 - (t % nb);
+          forwardTile(g, layout, scale, bh, qb, o, outAddr, lseAll, strideScores, false);
+        });
+    if (strides.length > 0) {
+      AttentionThreads.parallelFor(
+          g.batch * g.heads,
+          work,
+          bh -> {
+            if (vec) {
+              StridedVectorKernel.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
+            } else {
+              StridedAttention.strideOutput(g, layout, bh, o, outAddr, lseAll, strideScores);
+            }
+          });
+    }
+  }
+
+  /** Whether the tiles run as fp32 Java micro-kernels (the Vector API loaded, b whole vectors). */
+  static boolean javaTiles(AttentionGeometry g) {
+    return g.type == DataType.FLOAT
+        && VectorSupport.AVAILABLE
+        && AttentionVectorOps.applies(g.block);
   }
 
   /**
@@ -151,7 +176,8 @@ final class AttentionForwardKernel {
       AttentionOperands o,
       long outAddr,
       double[] lseAll,
-      double[][] ss) {
+      double[][] ss,
+      boolean blockStrides) {
     final int b = g.block;
     final int d = g.headDim;
     final int head = layout.layoutHead(bh % g.heads);
@@ -161,8 +187,7 @@ final class AttentionForwardKernel {
     int[] runs = runs(kb);
     int nk = kb.length * b;
     long qRow = base + (long) qb * b;
-    boolean vec =
-        g.type == DataType.FLOAT && VectorSupport.AVAILABLE && AttentionVectorOps.applies(b);
+    boolean vec = javaTiles(g);
     try (NativeGemm.Scratch st = blas.scratch(vec ? 1 : (long) nk * b)) {
       // S^T[run] = scale * K_run Q_I^T   ([len x b])
       float[] sf = vec ? tile(nk * b) : null; // sf[key * b + t]
@@ -184,6 +209,11 @@ final class AttentionForwardKernel {
         }
         float[] rowF = new float[b];
         AttentionVectorOps.columnMax(sf, nk, b, rowF);
+        int entries =
+            blockStrides
+                ? StridedBlocks.blockScores(
+                    g, layout, scale, bh, qb, blas.at(o.qAddr, qRow * d), rowF)
+                : 0;
         for (int t = 0; t < b; t++) {
           int i = qb * b + t;
           rowF[t] = (float) extrasMax(g, layout, scale, o, head, base, i, rowF[t], es, t, ss);
@@ -192,17 +222,22 @@ final class AttentionForwardKernel {
         for (int t = 0; t < b; t++) {
           max[t] = rowF[t];
         }
+        double[] stridedSum = new double[b];
+        if (entries > 0) {
+          StridedBlocks.blockExp(entries, b, rowF, stridedSum);
+        }
         AttentionVectorOps.expColumns(sf, nk, b, rowF); // rowF: max in, sum out
         for (int t = 0; t < b; t++) {
           int i = qb * b + t;
-          double sum = rowF[t] + extrasSum(g, base + i, max[t], es[t], ss);
+          double sum = rowF[t] + stridedSum[t] + extrasSum(g, base + i, max[t], es[t], ss);
           lseAll[(int) (base + i)] = max[t] + Math.log(sum);
           rowF[t] = (float) (1.0 / sum);
           delta = extrasOutput(g, layout, o, head, base, i, t, es[t], 1.0 / sum, delta);
         }
         AttentionVectorOps.scaleColumns(sf, nk, b, rowF);
+        float[] stridedOut = entries > 0 ? StridedBlocks.blockOutput(g, qb, entries, rowF) : null;
         VectorTileProducts.output(
-            blas, runs, base, b, d, o.vAddr, sf, delta, blas.at(outAddr, qRow * d));
+            blas, runs, base, b, d, o.vAddr, sf, delta, stridedOut, blas.at(outAddr, qRow * d));
         return;
       } else {
         double[] s = st.read(nk * b); // s[key * b + t]

@@ -42,6 +42,11 @@ final class AttentionThreads {
 
   private AttentionThreads() {}
 
+  /** The kernels' thread count ({@code -Dsparseflow.threads}, default: the cores). */
+  static int threads() {
+    return THREADS;
+  }
+
   /** Tests: forces the one-thread schedule ({@code true}) or restores the default. */
   static void setSerial(boolean on) {
     serial = on;

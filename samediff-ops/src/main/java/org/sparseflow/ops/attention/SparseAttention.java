@@ -17,12 +17,13 @@ import org.sparseflow.ops.matmul.BlockSparseKernels;
  * applied inside the diagonal tile, the scores of the layout's exact extra keys are added, the row
  * softmax over all of them is taken (its log-sum-exp is stored for the backward pass) and {@code
  * O_I = sum_runs P_run V_run} is again one GEMM per run (in fp32 with the vector module: Java
- * micro-kernels instead of the GEMMs). Extra keys on a stride ({@code strided:s}) are computed
- * before the tiles for the scores and after them for {@code P V}: in fp32 with the vector module
- * pair by pair ({@link StridedVectorKernel}), otherwise per residue class {@code r, r+s, ...} with
- * small GEMMs of leading dimension {@code s*D}; other extra keys (fixed summary columns, partial
- * global block) with per-row dot products. Work is therefore proportional to the kept tiles plus
- * the extra keys, never to {@code T^2}. The BLAS calls go straight to OpenBLAS on the arrays'
+ * micro-kernels instead of the GEMMs). Extra keys on a stride ({@code strided:s}): with the Java
+ * micro-kernels per query block inside them, joining the tiles' softmax ({@link StridedBlocks});
+ * otherwise before the tiles for the scores and after them for {@code P V}, in fp32 with the vector
+ * module pair by pair ({@link StridedVectorKernel}), else per residue class {@code r, r+s, ...}
+ * with small GEMMs of leading dimension {@code s*D}; other extra keys (fixed summary columns,
+ * partial global block) with per-row dot products. Work is therefore proportional to the kept tiles
+ * plus the extra keys, never to {@code T^2}. The BLAS calls go straight to OpenBLAS on the arrays'
  * native memory ({@link NativeGemm}); on other backends an O(T^2) ND4J implementation with the same
  * mask runs instead ({@link DenseFallback}).
  *

@@ -4,7 +4,6 @@ import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
-import org.sparseflow.ops.vector.ExactVectorMath;
 
 /**
  * fp32 JDK Vector API versions of {@link StridedAttention}'s forward scores and output ({@link
@@ -12,7 +11,9 @@ import org.sparseflow.ops.vector.ExactVectorMath;
  * (batch, head): the strided extra keys {@code j = i - m s} of query {@code i} (Child et al. 2019,
  * arXiv 1904.10509), those no kept tile covers, pair by pair on Java copies of the head's rows: a
  * dot product along the head dimension for each score ({@code q_i . k_j}, {@code dO_i . v_j}) and
- * one row update for each share of O, dQ, dK and dV.
+ * one row update for each share of O, dQ, dK and dV. Used when the tiles run as native GEMMs (fp32
+ * with a block that is not a whole number of vectors); with the Java tiles the strided keys run per
+ * query block inside them ({@link StridedBlocks}, which shares {@link #dot} and {@link #axpy}).
  *
  * <p>Why this shape (T = 2048, s = 128, block 64, where the strided pairs are 4 % of the pairs):
  * per residue class {@code r, r + s, ...}, as before, every class was a 16 x 16 x 64 product with
@@ -210,125 +211,6 @@ final class StridedVectorKernel {
     NativeGemm.writeFloats(blas.at(gradAddr[2], base * d), dv, slice);
   }
 
-  private static final ThreadLocal<float[][]> BLOCK_ROWS =
-      ThreadLocal.withInitial(() -> new float[2][0]);
-
-  /**
-   * The strided extra keys' share of the backward of query block {@code qb} of head slice {@code
-   * bh}, run by the Java tile loop on the rows it already holds: Q_I and dO_I ({@code b x d} from
-   * row 0), the head's K and V rows ({@code [T, d]}), dQ_I added to {@code dq} and dK, dV to the
-   * head's accumulators {@code dk}, {@code dv}. Per shift m the block's keys {@code i - m s} are b
-   * consecutive rows, so the pairs of one shift read K and V in order while Q_I, dO_I and dQ_I stay
-   * in L1, and their exponentials run as whole vectors; the head-wide pass this replaces ({@link
-   * #strideBackward}) read and wrote every row of the head in native memory once more.
-   */
-  static void blockBackward(
-      AttentionGeometry g,
-      BlockLayout layout,
-      double scale,
-      int bh,
-      int qb,
-      float[] q,
-      float[] dout,
-      float[] dq,
-      float[] k,
-      float[] v,
-      float[] dk,
-      float[] dv,
-      double[] lseAll,
-      double[] diAll) {
-    final int b = g.block;
-    final int d = g.headDim;
-    final int head = layout.layoutHead(bh % g.heads);
-    final int base = bh * g.seqLen;
-    final int i0 = qb * b;
-    final float sc = (float) scale;
-    float[][] rows = BLOCK_ROWS.get();
-    if (rows[0].length < b) {
-      rows[0] = new float[b];
-      rows[1] = new float[b];
-    }
-    float[] p = rows[0];
-    float[] ds = rows[1];
-    int[] strides = layout.strides();
-    for (int si = 0; si < strides.length; si++) {
-      int st = strides[si];
-      long[] bits = layout.strideExtraBits(head, si);
-      int words = layout.strideExtraWords(si);
-      for (int shift = st; shift <= i0 + b - 1; shift += st) {
-        int m = shift / st;
-        boolean any = false;
-        for (int t = 0; t < b; t++) {
-          int i = i0 + t;
-          int c = i / st - m; // the key's index in its residue class
-          if (i >= shift && (bits[i * words + (c >>> 6)] >>> c & 1L) != 0) {
-            p[t] = sc * dot(q, t * d, k, (i - shift) * d, d) - (float) lseAll[base + i];
-            any = true;
-          } else {
-            p[t] = Float.NEGATIVE_INFINITY;
-          }
-        }
-        if (!any) {
-          continue;
-        }
-        // P = exp(scale q_i . k_j - lse_i) as whole vectors (0 where no pair), then per pair
-        // dS = P (dO_i . v_j - D_i) scale ; dQ_i += dS K_j ; dK_j += dS Q_i ; dV_j += P dO_i
-        for (int t = 0; t < b; t += L) {
-          ExactVectorMath.exp(FloatVector.fromArray(SP, p, t)).intoArray(p, t);
-        }
-        for (int t = 0; t < b; t++) {
-          if (p[t] != 0f) {
-            int j = (i0 + t - shift) * d;
-            int qo = t * d;
-            ds[t] = p[t] * (dot(dout, qo, v, j, d) - (float) diAll[base + i0 + t]) * sc;
-            pairUpdate(ds[t], p[t], k, v, q, dout, j, qo, dq, dk, dv, d);
-          }
-        }
-      }
-    }
-  }
-
-  /**
-   * One strided pair's row updates, in one pass along x: {@code dq[qo..] += ds k[j..]}, {@code
-   * dk[j..] += ds q[qo..]}, {@code dv[j..] += p dout[qo..]}. A method of its own on purpose:
-   * written out in {@link #blockBackward}'s loop, C2 lost the exact vector class of one store there
-   * and fell back to boxed lanes (the backward 2x slower); as three {@link #axpy} calls it cost
-   * three calls.
-   */
-  private static void pairUpdate(
-      float ds,
-      float p,
-      float[] k,
-      float[] v,
-      float[] q,
-      float[] dout,
-      int j,
-      int qo,
-      float[] dq,
-      float[] dk,
-      float[] dv,
-      int d) {
-    FloatVector dsv = FloatVector.broadcast(SP, ds);
-    FloatVector pv = FloatVector.broadcast(SP, p);
-    int x = 0;
-    for (; x + L <= d; x += L) {
-      FloatVector.fromArray(SP, k, j + x)
-          .fma(dsv, FloatVector.fromArray(SP, dq, qo + x))
-          .intoArray(dq, qo + x);
-      FloatVector.fromArray(SP, q, qo + x)
-          .fma(dsv, FloatVector.fromArray(SP, dk, j + x))
-          .intoArray(dk, j + x);
-      FloatVector.fromArray(SP, dout, qo + x)
-          .fma(pv, FloatVector.fromArray(SP, dv, j + x))
-          .intoArray(dv, j + x);
-    }
-    for (; x < d; x++) {
-      dq[qo + x] = Math.fma(ds, k[j + x], dq[qo + x]);
-      dk[j + x] = Math.fma(ds, q[qo + x], dk[j + x]);
-      dv[j + x] = Math.fma(p, dout[qo + x], dv[j + x]);
-    }
-  }
-
   /** Copies head slice {@code base}'s [T, d] fp32 rows of the array at addr into {@code dst}. */
   private static float[] read(
       NativeGemm blas, long addr, long base, int slice, int d, float[] dst) {
@@ -342,7 +224,7 @@ final class StridedVectorKernel {
    * it; the same tree through a float[] cost about twice as much per pair, store-to-load stalls),
    * then the scalar tail.
    */
-  private static float dot(float[] a, int ao, float[] b, int bo, int d) {
+  static float dot(float[] a, int ao, float[] b, int bo, int d) {
     FloatVector acc0 = FloatVector.zero(SP);
     FloatVector acc1 = FloatVector.zero(SP);
     int x = 0;
@@ -367,7 +249,7 @@ final class StridedVectorKernel {
   }
 
   /** {@code y[yOff + x] += w src[srcOff + x]} for x < d, vectorised along x. */
-  private static void axpy(float w, float[] src, int srcOff, float[] y, int yOff, int d) {
+  static void axpy(float w, float[] src, int srcOff, float[] y, int yOff, int d) {
     FloatVector wv = FloatVector.broadcast(SP, w);
     int x = 0;
     for (; x + L <= d; x += L) {

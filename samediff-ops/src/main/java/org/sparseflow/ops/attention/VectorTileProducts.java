@@ -170,8 +170,9 @@ final class VectorTileProducts {
   }
 
   /**
-   * {@code O_I = P V (+ delta)} written to the b output rows at {@code oAt}, with {@code P^T} in
-   * {@code sf} laid out as {@link #scoresT} leaves it and V's key rows read run by run.
+   * {@code O_I = P V (+ delta + deltaF, either may be null)} written to the b output rows at {@code
+   * oAt}, with {@code P^T} in {@code sf} laid out as {@link #scoresT} leaves it and V's key rows
+   * read run by run.
    */
   static void output(
       NativeGemm blas,
@@ -182,6 +183,7 @@ final class VectorTileProducts {
       long vAddr,
       float[] sf,
       double[] delta,
+      float[] deltaF,
       long oAt) {
     Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
     float[] rows = bf.rows;
@@ -197,6 +199,11 @@ final class VectorTileProducts {
     if (delta != null) {
       for (int i = 0; i < b * d; i++) {
         o[i] = (float) (o[i] + delta[i]);
+      }
+    }
+    if (deltaF != null) {
+      for (int i = 0; i < b * d; i++) {
+        o[i] += deltaF[i];
       }
     }
     NativeGemm.writeFloats(oAt, o, b * d);
@@ -227,8 +234,8 @@ final class VectorTileProducts {
 
   /**
    * Starts dQ_I of query block qb with the strided extra keys' share ({@link
-   * StridedVectorKernel#blockBackward}) on the rows {@link #backwardScores} and {@link #beginHead}
-   * left; {@link #backwardTile} then adds the tiles (with {@code dqStarted}).
+   * StridedBlocks#blockBackward}) on the rows {@link #backwardScores} and {@link #beginHead} left;
+   * {@link #backwardTile} then adds the tiles (with {@code dqStarted}).
    */
   static void stridedBlock(
       AttentionGeometry g,
@@ -240,7 +247,7 @@ final class VectorTileProducts {
       double[] diAll) {
     Buffers bf = BUF.get();
     Arrays.fill(bf.o, 0, g.block * g.headDim, 0f);
-    StridedVectorKernel.blockBackward(
+    StridedBlocks.blockBackward(
         g, layout, scale, bh, qb, bf.q, bf.dout, bf.o, bf.headK, bf.headV, bf.headDk, bf.headDv,
         lseAll, diAll);
   }

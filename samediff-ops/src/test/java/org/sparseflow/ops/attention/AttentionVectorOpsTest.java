@@ -20,13 +20,14 @@ import org.sparseflow.ops.matmul.VectorSupport;
 
 /**
  * The fp32 kernels with the Vector API steps ({@link AttentionVectorOps}: forward softmax and the
- * backward's element-wise step; {@link StridedVectorKernel}: the strided keys' scores, output and
- * gradients) equal the dense double-precision reference ({@link DenseFallback} on fp64 copies of
- * the inputs): block sizes 16, 32, 64 (and 8, below the AVX-512 lane count, which keeps the scalar
- * loop), even and odd head dims (7 is narrower than a vector: the scalar tail only), strides that
- * divide T and ones that leave residue classes of unequal length, batch 2, one thread and the
- * parallel schedule, which also agree bit for bit. The tests run with {@code --add-modules
- * jdk.incubator.vector} (the surefire argLine).
+ * backward's element-wise step; {@link StridedBlocks}: the strided keys per query block, and {@link
+ * StridedVectorKernel}, their head-wide form beside native-GEMM tiles (block 8)) equal the dense
+ * double-precision reference ({@link DenseFallback} on fp64 copies of the inputs): block sizes 16,
+ * 32, 64 (and 8, below the AVX-512 lane count, which keeps the scalar loop), even and odd head dims
+ * (7 is narrower than a vector: the scalar tail only), strides that divide T and ones that leave
+ * residue classes of unequal length, batch 2, one thread and the parallel schedule, which also
+ * agree bit for bit. The tests run with {@code --add-modules jdk.incubator.vector} (the surefire
+ * argLine).
  */
 class AttentionVectorOpsTest {
 
