@@ -91,22 +91,11 @@ final class StridedBlocks {
       long[] bits = layout.strideExtraBits(head, si);
       int words = layout.strideExtraWords(si);
       for (int shift = st; shift <= i0 + b - 1; shift += st) {
-        int m = shift / st;
         int off = entries * b;
-        boolean any = false;
-        for (int t = 0; t < b; t++) {
-          int i = i0 + t;
-          int c = i / st - m;
-          if (i >= shift && (bits[i * words + (c >>> 6)] >>> c & 1L) != 0) {
-            float sv = sc * StridedVectorKernel.dot(f.q, t * d, f.k, (i - shift) * d, d);
-            f.s[off + t] = sv;
-            rowMax[t] = Math.max(rowMax[t], sv);
-            any = true;
-          } else {
-            f.s[off + t] = Float.NEGATIVE_INFINITY;
+        if (shiftScores(bits, words, st, shift, i0, b, d, sc, f.q, f.k, f.s, off)) {
+          for (int t = 0; t < b; t++) {
+            rowMax[t] = Math.max(rowMax[t], f.s[off + t]);
           }
-        }
-        if (any) {
           f.shifts[entries++] = shift;
         }
       }
@@ -158,6 +147,39 @@ final class StridedBlocks {
       ThreadLocal.withInitial(() -> new float[2][0]);
 
   /**
+   * The scaled scores {@code scale q_t . k_(i0 + t - shift)} of the block's rows t whose key at
+   * this shift is a strided extra (bits of {@link BlockLayout#strideExtraBits} for stride st), -inf
+   * for the other rows, into {@code out[off + t]}; false when no row has one.
+   */
+  private static boolean shiftScores(
+      long[] bits,
+      int words,
+      int st,
+      int shift,
+      int i0,
+      int b,
+      int d,
+      float sc,
+      float[] q,
+      float[] k,
+      float[] out,
+      int off) {
+    int m = shift / st;
+    boolean any = false;
+    for (int t = 0; t < b; t++) {
+      int i = i0 + t;
+      int c = i / st - m; // the key's index in its residue class
+      if (i >= shift && (bits[i * words + (c >>> 6)] >>> c & 1L) != 0) {
+        out[off + t] = sc * StridedVectorKernel.dot(q, t * d, k, (i - shift) * d, d);
+        any = true;
+      } else {
+        out[off + t] = Float.NEGATIVE_INFINITY;
+      }
+    }
+    return any;
+  }
+
+  /**
    * The strided extra keys' share of the backward of query block {@code qb} of head slice {@code
    * bh}, run by the Java tile loop on the rows it already holds: Q_I and dO_I ({@code b x d} from
    * row 0), the head's K and V rows ({@code [T, d]}), dQ_I added to {@code dq} and dK, dV to the
@@ -201,22 +223,11 @@ final class StridedBlocks {
       long[] bits = layout.strideExtraBits(head, si);
       int words = layout.strideExtraWords(si);
       for (int shift = st; shift <= i0 + b - 1; shift += st) {
-        int m = shift / st;
-        boolean any = false;
-        for (int t = 0; t < b; t++) {
-          int i = i0 + t;
-          int c = i / st - m; // the key's index in its residue class
-          if (i >= shift && (bits[i * words + (c >>> 6)] >>> c & 1L) != 0) {
-            p[t] =
-                sc * StridedVectorKernel.dot(q, t * d, k, (i - shift) * d, d)
-                    - (float) lseAll[base + i];
-            any = true;
-          } else {
-            p[t] = Float.NEGATIVE_INFINITY;
-          }
-        }
-        if (!any) {
+        if (!shiftScores(bits, words, st, shift, i0, b, d, sc, q, k, p, 0)) {
           continue;
+        }
+        for (int t = 0; t < b; t++) {
+          p[t] -= (float) lseAll[base + i0 + t];
         }
         // P = exp(scale q_i . k_j - lse_i) as whole vectors (0 where no pair), then per pair
         // dS = P (dO_i . v_j - D_i) scale ; dQ_i += dS K_j ; dK_j += dS Q_i ; dV_j += P dO_i

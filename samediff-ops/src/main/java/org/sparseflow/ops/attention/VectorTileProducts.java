@@ -86,13 +86,7 @@ final class VectorTileProducts {
     Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d);
     NativeGemm.readFloats(qAt, bf.rows, b * d);
     transposeScaled(bf.rows, b, d, (float) scale, bf.qt);
-    int off = 0;
-    for (int r = 0; r < runs.length; r += 2) {
-      int len = runs[r + 1] * b;
-      NativeGemm.readFloats(blas.at(kAddr, (base + (long) runs[r] * b) * d), bf.rows, len * d);
-      panelScores(bf.rows, 0, len, d, bf.qt, b, sf, off * b);
-      off += len;
-    }
+    runScores(blas, runs, base, b, d, kAddr, bf.rows, false, bf.qt, sf);
   }
 
   /**
@@ -117,21 +111,34 @@ final class VectorTileProducts {
     Buffers bf = BUF.get().ensure(maxRun(runs, b) * d, b * d).ensureKeys(keyCount(runs, b) * d);
     NativeGemm.readFloats(qAt, bf.q, b * d);
     transposeScaled(bf.q, b, d, (float) scale, bf.qt);
+    runScores(blas, runs, base, b, d, kAddr, bf.keys, true, bf.qt, p);
+    NativeGemm.readFloats(doAt, bf.dout, b * d);
+    transposeScaled(bf.dout, b, d, 1f, bf.qt);
+    runScores(blas, runs, base, b, d, vAddr, bf.rows, false, bf.qt, dp);
+  }
+
+  /**
+   * {@code out = X_run qt} run after run ({@link #scoresT}'s layout), X's rows read from {@code
+   * xAddr} into {@code dst}: all runs kept one after another when {@code keep}, else each run over
+   * the previous one.
+   */
+  private static void runScores(
+      NativeGemm blas,
+      int[] runs,
+      long base,
+      int b,
+      int d,
+      long xAddr,
+      float[] dst,
+      boolean keep,
+      float[] qt,
+      float[] out) {
     int off = 0;
     for (int r = 0; r < runs.length; r += 2) {
       int len = runs[r + 1] * b;
-      long row0 = (base + (long) runs[r] * b) * d;
-      NativeGemm.readFloats(blas.at(kAddr, row0), bf.keys, off * d, len * d);
-      panelScores(bf.keys, off * d, len, d, bf.qt, b, p, off * b);
-      off += len;
-    }
-    NativeGemm.readFloats(doAt, bf.dout, b * d);
-    transposeScaled(bf.dout, b, d, 1f, bf.qt);
-    off = 0;
-    for (int r = 0; r < runs.length; r += 2) {
-      int len = runs[r + 1] * b;
-      NativeGemm.readFloats(blas.at(vAddr, (base + (long) runs[r] * b) * d), bf.rows, len * d);
-      panelScores(bf.rows, 0, len, d, bf.qt, b, dp, off * b);
+      int at = keep ? off * d : 0;
+      NativeGemm.readFloats(blas.at(xAddr, (base + (long) runs[r] * b) * d), dst, at, len * d);
+      panelScores(dst, at, len, d, qt, b, out, off * b);
       off += len;
     }
   }
