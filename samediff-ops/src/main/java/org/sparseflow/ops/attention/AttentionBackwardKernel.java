@@ -14,9 +14,11 @@ final class AttentionBackwardKernel {
   private AttentionBackwardKernel() {}
 
   /**
-   * True when the strided keys' gradients run in {@link StridedVectorKernel} (fp32 with the vector
-   * module loaded), first, before the tiles accumulate on top; the scalar path (native GEMMs per
-   * residue class, which needs Java copies of O and dO) runs after the tiles otherwise.
+   * True when the strided keys run in fp32 Java with the vector module: per query block inside the
+   * Java tiles ({@link StridedBlocks}), or, beside native-GEMM tiles, head-wide in {@link
+   * StridedVectorKernel} (the backward first, the tiles accumulating on top); otherwise the scalar
+   * path (native GEMMs per residue class, which needs Java copies of O and dO) runs after the
+   * tiles.
    */
   static boolean vectorStrides(AttentionGeometry g, BlockLayout layout) {
     return g.type == DataType.FLOAT && VectorSupport.AVAILABLE && layout.strides().length > 0;
@@ -72,13 +74,7 @@ final class AttentionBackwardKernel {
     }
     if (vec) { // the Java tiles accumulate dK and dV in Java for the whole head
       VectorTileProducts.beginHead(
-          blas.at(dkAddr, base * d),
-          blas.at(dvAddr, base * d),
-          T * d,
-          false,
-          blas.at(o.kAddr, base * d),
-          blas.at(o.vAddr, base * d),
-          blockStrides);
+          T * d, blas.at(o.kAddr, base * d), blas.at(o.vAddr, base * d), blockStrides);
     }
     // element-wise contributions of the extra keys for this (batch, head) slice
     double[] dqX = null;
@@ -165,8 +161,7 @@ final class AttentionBackwardKernel {
           if (blockStrides) {
             VectorTileProducts.stridedBlock(g, layout, scale, bh, qb, lseAll, diAll);
           }
-          VectorTileProducts.backwardTile(
-              blas, runs, base, b, d, scale, pf, dsf, dqAt, stridesFirst, blockStrides);
+          VectorTileProducts.backwardTile(runs, b, d, scale, pf, dsf, dqAt, blockStrides);
           continue;
         }
         int off = 0;

@@ -139,7 +139,7 @@ final class NativeGemm {
 
   /** Copies n single-precision elements at {@code address} into {@code dst[0 .. n)}. */
   static void readFloats(long address, float[] dst, int n) {
-    RawPointers.floatAt(0, address).get(dst, 0, n);
+    readFloats(address, dst, 0, n);
   }
 
   /** Copies n single-precision elements at {@code address} into {@code dst[off .. off + n)}. */

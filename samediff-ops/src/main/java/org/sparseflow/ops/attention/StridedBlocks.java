@@ -104,10 +104,9 @@ final class StridedBlocks {
   }
 
   /**
-   * With the row maxima final: the entries' {@code exp(s - max)} added to {@code sum[t]}, and their
-   * share of the output, {@code sum_e exp(s_e - max) / total_t V[i - shift_e]}, returned as a
-   * {@code b x d} array (valid until this thread's next block) once {@code inv[t] = 1 / total_t} is
-   * known: call {@link #blockExp} first, then {@link #blockOutput}.
+   * With the row maxima {@code max} final: replaces each of {@link #blockScores}'s entries by
+   * {@code exp(s - max)} and adds them to the row sums {@code sum[t]}. {@link #blockOutput} then
+   * weights them by the rows' inverse totals.
    */
   static void blockExp(int entries, int b, float[] max, double[] sum) {
     ForwardRows f = FORWARD.get();
@@ -124,7 +123,11 @@ final class StridedBlocks {
     }
   }
 
-  /** See {@link #blockExp}: the strided share of the block's output rows. */
+  /**
+   * The strided share of the block's output rows, {@code sum_e w_e[t] inv[t] V[i0 + t - shift_e]}
+   * with the weights {@link #blockExp} left: a {@code b x d} array valid until this thread's next
+   * block.
+   */
   static float[] blockOutput(AttentionGeometry g, int qb, int entries, float[] inv) {
     final int b = g.block;
     final int d = g.headDim;
@@ -143,8 +146,9 @@ final class StridedBlocks {
     return f.out;
   }
 
-  private static final ThreadLocal<float[][]> BLOCK_ROWS =
-      ThreadLocal.withInitial(() -> new float[2][0]);
+  /** This thread's P row of {@link #blockBackward}, grown on demand. */
+  private static final ThreadLocal<float[][]> BLOCK_P =
+      ThreadLocal.withInitial(() -> new float[1][0]);
 
   /**
    * The scaled scores {@code scale q_t . k_(i0 + t - shift)} of the block's rows t whose key at
@@ -210,13 +214,11 @@ final class StridedBlocks {
     final int base = bh * g.seqLen;
     final int i0 = qb * b;
     final float sc = (float) scale;
-    float[][] rows = BLOCK_ROWS.get();
-    if (rows[0].length < b) {
-      rows[0] = new float[b];
-      rows[1] = new float[b];
+    float[][] holder = BLOCK_P.get();
+    if (holder[0].length < b) {
+      holder[0] = new float[b];
     }
-    float[] p = rows[0];
-    float[] ds = rows[1];
+    float[] p = holder[0];
     int[] strides = layout.strides();
     for (int si = 0; si < strides.length; si++) {
       int st = strides[si];
@@ -238,11 +240,9 @@ final class StridedBlocks {
           if (p[t] != 0f) {
             int j = (i0 + t - shift) * d;
             int qo = t * d;
-            ds[t] =
-                p[t]
-                    * (StridedVectorKernel.dot(dout, qo, v, j, d) - (float) diAll[base + i0 + t])
-                    * sc;
-            pairUpdate(ds[t], p[t], k, v, q, dout, j, qo, dq, dk, dv, d);
+            float dp = StridedVectorKernel.dot(dout, qo, v, j, d);
+            float ds = p[t] * (dp - (float) diAll[base + i0 + t]) * sc;
+            pairUpdate(ds, p[t], k, q, dout, j, qo, dq, dk, dv, d);
           }
         }
       }
@@ -260,7 +260,6 @@ final class StridedBlocks {
       float ds,
       float p,
       float[] k,
-      float[] v,
       float[] q,
       float[] dout,
       int j,

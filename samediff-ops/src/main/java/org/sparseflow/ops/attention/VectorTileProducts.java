@@ -218,25 +218,18 @@ final class VectorTileProducts {
 
   /**
    * Starts this thread's Java accumulators of one head's dK and dV ([T, d] each, {@code n = T d}
-   * floats), which {@link #backwardTile} adds to for every query block of the head: a copy of what
-   * the arrays at {@code dkAt} and {@code dvAt} hold when {@code accumulate}, zeros otherwise.
-   * Every tile used to read and write its key runs' rows in native memory instead, several times
-   * per key block (once per query block that keeps it).
+   * floats, zeroed), which {@link #backwardTile} adds to for every query block of the head and
+   * {@link #endHead} writes once. Every tile used to read and write its key runs' rows in native
+   * memory instead, several times per key block (once per query block that keeps it).
    */
-  static void beginHead(
-      long dkAt, long dvAt, int n, boolean accumulate, long kAt, long vAt, boolean rows) {
+  static void beginHead(int n, long kAt, long vAt, boolean rows) {
     Buffers bf = BUF.get().ensureHead(n, rows);
     if (rows) {
       NativeGemm.readFloats(kAt, bf.headK, n);
       NativeGemm.readFloats(vAt, bf.headV, n);
     }
-    if (accumulate) {
-      NativeGemm.readFloats(dkAt, bf.headDk, n);
-      NativeGemm.readFloats(dvAt, bf.headDv, n);
-    } else {
-      Arrays.fill(bf.headDk, 0, n, 0f);
-      Arrays.fill(bf.headDv, 0, n, 0f);
-    }
+    Arrays.fill(bf.headDk, 0, n, 0f);
+    Arrays.fill(bf.headDv, 0, n, 0f);
   }
 
   /**
@@ -272,20 +265,10 @@ final class VectorTileProducts {
    * head's accumulators, see {@link #beginHead}), with {@code P^T} in {@code p} and {@code dS^T} in
    * {@code ds} (overwritten: scaled) laid out as {@link #scoresT} leaves them, and Q_I, dO_I and
    * the K rows where {@link #backwardScores} of the same block, on this thread, left them. dQ_I is
-   * overwritten unless {@code dqAccumulates}.
+   * overwritten unless {@code dqStarted} (then added to {@link #stridedBlock}'s share).
    */
   static void backwardTile(
-      NativeGemm blas,
-      int[] runs,
-      long base,
-      int b,
-      int d,
-      double scale,
-      float[] p,
-      float[] ds,
-      long dqAt,
-      boolean dqAccumulates,
-      boolean dqStarted) {
+      int[] runs, int b, int d, double scale, float[] p, float[] ds, long dqAt, boolean dqStarted) {
     Buffers bf = BUF.get();
     int nk = keyCount(runs, b);
     float s = (float) scale;
@@ -293,9 +276,7 @@ final class VectorTileProducts {
       ds[i] *= s;
     }
     float[] dq = bf.o;
-    if (dqAccumulates) {
-      NativeGemm.readFloats(dqAt, dq, b * d);
-    } else if (!dqStarted) {
+    if (!dqStarted) {
       Arrays.fill(dq, 0, b * d, 0f);
     }
     int off = 0;
