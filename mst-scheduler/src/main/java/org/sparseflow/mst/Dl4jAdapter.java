@@ -12,12 +12,17 @@ import org.deeplearning4j.nn.api.Model;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParams;
+import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.nn.SparseAttentionLayer;
 import org.sparseflow.mst.core.LayerMask;
+import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.mst.dl4j.Dl4jWeights;
+import org.sparseflow.ops.packed.PackedLayout;
+import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * MST for a DL4J MultiLayerNetwork / ComputationGraph (DL4J 1.0.0-M2.1 call order, checked by the
@@ -35,6 +40,8 @@ final class Dl4jAdapter {
   private final UpdateScaler scaler;
   private final Map<String, float[]> capturedGrads = new HashMap<>();
   private List<Dl4jWeights.Binding> bindings;
+  private PackedDl4jWeights packed; // the selected packed weights (empty for masked storage)
+  private boolean ownAttentionApplier; // the attention applier is this adapter's (on the model)
   private boolean warnedNoUpdate; // update scaling found no update for a bound weight
 
   Dl4jAdapter(MstListener owner, UpdateScaler scaler) {
@@ -43,11 +50,36 @@ final class Dl4jAdapter {
     this.scaler = scaler;
   }
 
+  /**
+   * The masks a fresh core with {@code config} draws for the weights of {@code model} it selects.
+   */
+  static Map<String, LayerMask> firstMasks(MstConfig config, Model model) {
+    MstCore fresh = new MstCore(config);
+    boolean magnitude = config.getInitialMask() == InitialMask.MAGNITUDE;
+    Map<String, float[]> values = new LinkedHashMap<>();
+    PackedDl4jWeights packed = PackedDl4jWeights.of(model, fresh);
+    if (!packed.isEmpty()) {
+      PackedLayouts.register(fresh, packed.layouts());
+      values = packed.denseValues();
+    } else {
+      for (Dl4jWeights.Binding b : Dl4jWeights.find(model, config)) {
+        fresh.register(b.name, b.rows, b.cols);
+        values.put(b.name, rowMajor(b.weight));
+      }
+    }
+    return fresh.initialize(magnitude ? values : null);
+  }
+
   void bind(Model model) {
     if (bindings != null) {
       return;
     }
+    packed = PackedDl4jWeights.of(model, core);
     bindings = Dl4jWeights.find(model, core.config());
+    if (!packed.isEmpty()) {
+      bindPacked(model);
+      return;
+    }
     Map<String, float[]> w = new LinkedHashMap<>();
     for (Dl4jWeights.Binding b : bindings) {
       core.register(b.name, b.rows, b.cols);
@@ -63,12 +95,7 @@ final class Dl4jAdapter {
       }
       b.requestDense(core.isTopologyStep(core.step()));
     }
-    if (!owner.hasAttentionApplier()) {
-      List<SparseAttentionLayer> att = SparseParams.attentionLayers(model);
-      if (!att.isEmpty()) {
-        owner.attention(att.size(), (i, p) -> att.get(i).setAttentionPattern(p));
-      }
-    }
+    bindAttention(model);
     LOG.info(
         "MST bound {} weights of {}: {}",
         bindings.size(),
@@ -77,8 +104,92 @@ final class Dl4jAdapter {
     owner.applyAttention();
   }
 
+  /** Drives the model's switchable attention layers, unless the caller gave its own applier. */
+  private void bindAttention(Model model) {
+    if (owner.hasAttentionApplier() && !ownAttentionApplier) {
+      return;
+    }
+    List<SparseAttentionLayer> att = SparseParams.attentionLayers(model);
+    if (!att.isEmpty()) {
+      owner.attention(att.size(), (i, p) -> att.get(i).setAttentionPattern(p));
+      ownAttentionApplier = true;
+    }
+  }
+
+  /**
+   * Packed storage: MST drives the packed weights by their layouts (see {@link PackedDl4jWeights});
+   * every weight the config selects must be packed.
+   */
+  private void bindPacked(Model model) {
+    if (!bindings.isEmpty()) {
+      throw new IllegalArgumentException(
+          "MST config selects packed weights "
+              + packed.layouts().keySet()
+              + " and masked or stock ones "
+              + bindings.stream().map(b -> b.name).toList()
+              + "; allowed: one storage for all selected weights (narrow 'include' or build the"
+              + " layers with one storage)");
+    }
+    PackedLayouts.register(core, packed.layouts());
+    if (owner.restorePending()) {
+      PackedLayouts.checkMatches(packed.layouts(), core.masks());
+    } else {
+      PackedLayouts.checkStartLevel(
+          core,
+          packed.layouts(),
+          "pack every block for a dense warm-up (density = 1 with storage = packed)");
+      // draw the first masks as a masked run does (same draws, so the same random stream after
+      // them); layouts that are exactly these start where a masked run starts
+      Map<String, LayerMask> layouts = packed.masks(MaskPattern.parse(core.config().getPattern()));
+      boolean magnitude = core.config().getInitialMask() == InitialMask.MAGNITUDE;
+      Map<String, LayerMask> drawn =
+          new LinkedHashMap<>(core.initialize(magnitude ? packed.denseValues() : null));
+      if (!drawn.equals(layouts)) {
+        LOG.info("MST starts from the packed layouts, which are not its own first masks");
+        core.initializeFrom(layouts);
+      }
+    }
+    packed.apply(null, core, core.step());
+    packed.collectGrowthScores(core.needsDenseGradient(core.step()));
+    bindAttention(model);
+    LOG.info(
+        "MST bound {} packed weights of {}: {}",
+        core.layers().size(),
+        model.getClass().getSimpleName(),
+        core.snapshotRecord().layerDensity);
+    owner.applyAttention();
+  }
+
+  /**
+   * The model to train from the next step on: {@code model}, or a copy rebuilt with the block slots
+   * a new phase wants for its packed weights (see {@link PackedDl4jWeights}).
+   */
+  Model nextModel(Model model) {
+    if (packed == null || !packed.wantsRebuild()) {
+      return model;
+    }
+    PackedDl4jWeights.Rebuilt r = packed.rebuild(model, core);
+    packed = r.weights();
+    packed.collectGrowthScores(core.needsDenseGradient(core.step()));
+    if (ownAttentionApplier) {
+      bindAttention(r.model());
+      owner.reapplyAttention();
+    }
+    Map<String, Integer> slots = new LinkedHashMap<>();
+    for (String name : packed.layouts().keySet()) {
+      slots.put(name, packed.weight(name).slots());
+    }
+    LOG.info(
+        "MST rebuilt the model at step {} for the new phase's block slots {}", core.step(), slots);
+    return r.model();
+  }
+
   void onGradientCalculation(Model model) {
     bind(model);
+    if (!packed.isEmpty()) {
+      checkNoWaitingLayout();
+      return; // packed gradients cover the kept blocks only
+    }
     boolean topo = core.isTopologyStep(core.step());
     for (Dl4jWeights.Binding b : bindings) {
       if (topo) {
@@ -91,8 +202,32 @@ final class Dl4jAdapter {
     }
   }
 
+  /**
+   * Refuses a step on a packed layout that MST has already replaced by one that needs a rebuild.
+   */
+  private void checkNoWaitingLayout() {
+    Map<String, PackedLayout> waiting = packed.waitingLayouts();
+    if (!waiting.isEmpty()) {
+      String name = waiting.keySet().iterator().next();
+      throw new IllegalStateException(
+          "MST grew packed weight '"
+              + name
+              + "' to "
+              + waiting.get(name).keptBlocks()
+              + " blocks, more than its "
+              + packed.weight(name).slots()
+              + " block slots, so the model must be rebuilt before the next step; allowed: call"
+              + " model = mst.nextModel(model) after each fit call (MstListener.nextModel), or"
+              + " storage = masked");
+    }
+  }
+
   void iterationDone(Model model) {
     bind(model);
+    if (!packed.isEmpty()) {
+      iterationDonePacked(model);
+      return;
+    }
     scaleUpdates(model);
     long t = core.step();
     core.stepDone(t, model.score());
@@ -128,6 +263,38 @@ final class Dl4jAdapter {
       b.requestDense(core.isTopologyStep(core.step()));
     }
     owner.applyAttention();
+  }
+
+  private void iterationDonePacked(Model model) {
+    scalePackedUpdates(model);
+    long t = core.step();
+    core.stepDone(t, model.score());
+    Map<String, TopologyUpdater.Result> res =
+        core.isMaskStep(t)
+            ? core.updateMasksFromScores(
+                t, packed.weightScores(), core.needsDenseGradient(t) ? packed.gradScores() : null)
+            : null;
+    packed.apply(res, core, t + 1);
+    packed.collectGrowthScores(core.needsDenseGradient(core.step()));
+    owner.applyAttention();
+  }
+
+  /** As {@link #scaleUpdates} for packed weights, block slot by block slot. */
+  private void scalePackedUpdates(Model model) {
+    if (!scaler.active() || model.gradient() == null) {
+      return;
+    }
+    boolean correct = core.config().isResetBiasCorrection();
+    for (String name : packed.layouts().keySet()) {
+      INDArray u = model.gradient().gradientForVariable().get(name);
+      if (u == null) {
+        continue;
+      }
+      PackedSparseParam w = packed.weight(name);
+      double[] betas = correct ? Dl4jWeights.adamBetas(w.weightKey(), w.modelLayer()) : null;
+      scaler.correctAppliedPackedStep(
+          name, w.packedValues(), u, betas, unit -> packed.slotOf(name, unit));
+    }
   }
 
   /**

@@ -99,9 +99,27 @@ public final class MstListener implements TrainingListener, Listener {
    * @param config a config with its run length set ({@link MstConfig#withTotalSteps})
    */
   public static Map<String, SparseMask> firstMasks(MstConfig config, SameDiff sd) {
+    return asSparseMasks(config, SameDiffAdapter.firstMasks(config, sd));
+  }
+
+  /**
+   * The masks a new listener with {@code config} starts the weights of DL4J {@code model} it
+   * selects from (masked, stock or packed weights), each as a mask of the weight's [nIn, nOut] in
+   * MST's pattern (all blocks when the schedule starts dense). Building packed layers with these
+   * layouts ({@code blockLayout}) and the masked run's values makes a packed run start where a
+   * masked run starts.
+   *
+   * @param config a config with its run length set ({@link MstConfig#withTotalSteps})
+   */
+  public static Map<String, SparseMask> firstMasks(MstConfig config, Model model) {
+    return asSparseMasks(config, Dl4jAdapter.firstMasks(config, model));
+  }
+
+  private static Map<String, SparseMask> asSparseMasks(
+      MstConfig config, Map<String, LayerMask> masks) {
     PatternSpec spec = PatternSpec.parse(config.getPattern());
     Map<String, SparseMask> out = new LinkedHashMap<>();
-    for (LayerMask m : SameDiffAdapter.firstMasks(config, sd).values()) {
+    for (LayerMask m : masks.values()) {
       if (spec.getKind() == MaskPattern.Kind.BLOCK) {
         // block units are the row-major blocks: no element-sized expansion
         boolean[] kept = new boolean[m.unitCount()];
@@ -170,6 +188,34 @@ public final class MstListener implements TrainingListener, Listener {
     core.restore(pendingRestore);
     pendingRestore = null;
     return true;
+  }
+
+  /**
+   * The model to train from the next step on (DL4J): {@code model} itself, or, when a new phase of
+   * the schedule wants other block slots for packed weights ({@code storage = packed}), a copy
+   * rebuilt with them. DL4J fixes a network's parameter count when it is built, so MST cannot
+   * resize packed weights in place; the copy carries the parameters, optimizer state, iteration and
+   * epoch counts and listeners over, and this listener follows it. Call it after each {@code fit}
+   * call and train, evaluate and save the model it returns:
+   *
+   * <pre>
+   *   for (DataSet batch : batches) {
+   *     net.fit(batch);
+   *     net = (MultiLayerNetwork) mst.nextModel(net);
+   *   }
+   * </pre>
+   *
+   * With masked storage (or SameDiff) it always returns {@code model}. A packed weight that MST
+   * grows beyond its slots without this call stops training with an error naming it.
+   */
+  public Model nextModel(Model model) {
+    return dl4j.nextModel(model);
+  }
+
+  /** Applies every attention pattern again (after the attention layers were rebuilt). */
+  void reapplyAttention() {
+    appliedPatterns = null;
+    applyAttention();
   }
 
   /** Applies the attention patterns of the current step where they changed. */

@@ -1,7 +1,6 @@
 package org.sparseflow.mst;
 
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,8 +12,6 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.GradientUpdater;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
-import org.sparseflow.mst.core.Phase;
-import org.sparseflow.mst.core.SparsitySchedule;
 import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
@@ -63,7 +60,7 @@ final class PackedSameDiffWeights {
   private final SameDiff graph;
   private final Map<String, Weight> weights = new LinkedHashMap<>();
   private final Map<String, double[]> growthSquares = new LinkedHashMap<>();
-  private Phase capacityPhase;
+  private final PackedLayouts capacities = new PackedLayouts();
   private boolean sinksSet; // whether the backward ops currently hold growth-score sinks
 
   private PackedSameDiffWeights(SameDiff graph) {
@@ -128,74 +125,31 @@ final class PackedSameDiffWeights {
 
   /** Registers every packed weight with the core, in the packed ops' orientation. */
   void register(MstCore core) {
-    MaskPattern p = MaskPattern.parse(core.config().getPattern());
-    for (Map.Entry<String, Weight> e : weights.entrySet()) {
-      PackedLayout l = e.getValue().layout;
-      if (p.kind() != MaskPattern.Kind.BLOCK || p.blockSize() != l.blockSize()) {
-        throw new IllegalArgumentException(
-            "MST config: field 'pattern' is "
-                + p
-                + " but weight '"
-                + e.getKey()
-                + "' is packed in blocks of "
-                + l.blockSize()
-                + "; allowed: block"
-                + l.blockSize());
-      }
-      core.register(e.getKey(), (int) l.rows(), (int) l.cols());
-    }
+    PackedLayouts.register(core, layouts());
+  }
+
+  /** The current layout of every weight, by MST layer name. */
+  private Map<String, PackedLayout> layouts() {
+    Map<String, PackedLayout> out = new LinkedHashMap<>();
+    weights.forEach((k, w) -> out.put(k, w.layout));
+    return out;
   }
 
   /**
-   * Packed storage holds only the kept blocks. A schedule that starts denser than its ultra-sparse
-   * phase (a dense warm-up) therefore needs layouts at least as dense as its first level, i.e.
-   * packed at MST's first masks ({@link MstListener#firstMasks}); sparser layouts would have MST
-   * grow zero-valued blocks back at its first mask step instead of warming up dense.
+   * Refuses layouts sparser than a dense warm-up's first level (see {@link
+   * PackedLayouts#checkStartLevel}).
    */
   void checkStartLevel(MstCore core) {
-    SparsitySchedule s = core.config().getSchedule();
-    if (s.getInitialSparsity() >= s.getUltraSparsity()) {
-      return; // a sparse start: MST fits each layer to its share at the first mask step
-    }
-    Map<String, Double> targets = core.layerTargets(s.sparsityAt(0));
-    for (Map.Entry<String, Weight> e : weights.entrySet()) {
-      PackedLayout l = e.getValue().layout;
-      int units = l.blockRows() * l.blockCols();
-      // - 1: MST's rounding of a layer's share may keep one unit less
-      int need = (int) Math.floor(units * (1.0 - targets.get(e.getKey()))) - 1;
-      if (l.keptBlocks() < need) {
-        throw new IllegalArgumentException(
-            "MST schedule: initialSparsity = "
-                + s.getInitialSparsity()
-                + " (a dense warm-up) starts packed weight '"
-                + e.getKey()
-                + "' at about "
-                + (need + 1)
-                + " of its "
-                + units
-                + " blocks, but its packed layout keeps "
-                + l.keptBlocks()
-                + "; allowed: pack at MST's first masks (Sparsify.apply(cfg, sd,"
-                + " MstListener.firstMasks(config, sd)), as train --storage packed does), a sparse"
-                + " start (initialSparsity >= ultraSparsity = "
-                + s.getUltraSparsity()
-                + ": MstConfig.withSparseStart(), train --sparse-start), or storage: masked");
-      }
-    }
+    PackedLayouts.checkStartLevel(
+        core,
+        layouts(),
+        "pack at MST's first masks (Sparsify.apply(cfg, sd, MstListener.firstMasks(config, sd)),"
+            + " as train --storage packed does)");
   }
 
   /** The layouts as MST masks (the start of a fresh run). */
   Map<String, LayerMask> masks(MaskPattern pattern) {
-    Map<String, LayerMask> out = new LinkedHashMap<>();
-    for (Map.Entry<String, Weight> e : weights.entrySet()) {
-      PackedLayout l = e.getValue().layout;
-      BitSet on = new BitSet();
-      for (int u : l.keptRowMajor()) {
-        on.set(u);
-      }
-      out.put(e.getKey(), new LayerMask(e.getKey(), (int) l.rows(), (int) l.cols(), pattern, on));
-    }
-    return out;
+    return PackedLayouts.masks(layouts(), pattern);
   }
 
   /** Each weight as dense row-major [rows, cols] values, zero outside its kept blocks. */
@@ -213,16 +167,7 @@ final class PackedSameDiffWeights {
 
   /** After a restore: the ops' layouts (saved with the graph) must be MST's saved masks. */
   void checkMatches(Map<String, LayerMask> masks) {
-    Map<String, LayerMask> mine = masks(masks.values().iterator().next().pattern());
-    for (Map.Entry<String, LayerMask> e : mine.entrySet()) {
-      if (!e.getValue().activeBits().equals(masks.get(e.getKey()).activeBits())) {
-        throw new IllegalStateException(
-            "the saved graph's packed layout of '"
-                + e.getKey()
-                + "' differs from the saved MST mask; the checkpoint's graph and MST state do not"
-                + " belong together");
-      }
-    }
+    PackedLayouts.checkMatches(layouts(), masks);
   }
 
   /** Per layer: the L2 norm of each kept block's values (0 for the other blocks). */
@@ -231,16 +176,10 @@ final class PackedSameDiffWeights {
     for (Map.Entry<String, Weight> e : weights.entrySet()) {
       Weight w = e.getValue();
       PackedLayout l = w.layout;
-      int b = l.blockSize();
       INDArray values =
-          PackedBlockLinear.leadingBlocks(graph.getArrForVarName(w.variable), l.keptBlocks(), b);
-      INDArray norms = values.reshape('c', l.keptBlocks(), (long) b * b).norm2(1);
-      double[] s = new double[l.blockRows() * l.blockCols()];
-      int[] kept = l.keptRowMajor();
-      for (int u : kept) {
-        s[u] = norms.getDouble(l.slotOf(u));
-      }
-      out.put(e.getKey(), s);
+          PackedBlockLinear.leadingBlocks(
+              graph.getArrForVarName(w.variable), l.keptBlocks(), l.blockSize());
+      out.put(e.getKey(), PackedLayouts.blockNorms(values, l));
     }
     return out;
   }
@@ -277,15 +216,7 @@ final class PackedSameDiffWeights {
 
   /** The dense-gradient L2 norm per block of every layer, from the last growth step. */
   Map<String, double[]> gradScores() {
-    Map<String, double[]> out = new LinkedHashMap<>();
-    for (Map.Entry<String, double[]> e : growthSquares.entrySet()) {
-      double[] s = e.getValue().clone();
-      for (int i = 0; i < s.length; i++) {
-        s[i] = Math.sqrt(s[i]);
-      }
-      out.put(e.getKey(), s);
-    }
-    return out;
+    return PackedLayouts.norms(growthSquares);
   }
 
   /** Packed slot of block {@code unit} of {@code layer} (-1 when not kept). */
@@ -303,58 +234,19 @@ final class PackedSameDiffWeights {
       Map<String, GradientUpdater> updaters,
       MstCore core,
       long next) {
-    Map<String, Integer> capacity = capacities(core, next);
+    Map<String, Integer> capacity = capacities.capacities(core, next, layouts());
     for (Map.Entry<String, Weight> e : weights.entrySet()) {
       Weight w = e.getValue();
       TopologyUpdater.Result r = res == null ? null : res.get(e.getKey());
       PackedLayout to = w.layout;
       if (r != null && (r.pruned > 0 || r.grown > 0)) {
-        to = layoutOf(r.mask, w.layout.blockSize());
+        to = PackedLayouts.layoutOf(r.mask, w.layout.blockSize());
       }
       int cap = Math.max(to.keptBlocks(), capacity == null ? w.capacity : capacity.get(e.getKey()));
       if (to != w.layout || cap != w.capacity) {
         move(w, to, cap, updaters == null ? null : updaters.get(w.variable));
       }
     }
-  }
-
-  /**
-   * The block capacity of every layer for the phase of step {@code next}: the most blocks its share
-   * of the schedule's target allows over the rest of that phase; null while the phase is the one
-   * the capacities were last fitted to.
-   */
-  private Map<String, Integer> capacities(MstCore core, long next) {
-    SparsitySchedule s = core.config().getSchedule();
-    long total = s.getTotalSteps();
-    Phase phase = s.phaseAt(Math.min(next, total - 1));
-    if (phase == capacityPhase) {
-      return null;
-    }
-    capacityPhase = phase;
-    double least = s.sparsityAt(Math.min(next, total - 1));
-    for (long t = next; t < total && s.phaseAt(t) == phase; t++) {
-      least = Math.min(least, s.sparsityAt(t));
-    }
-    Map<String, Double> targets = core.layerTargets(least);
-    Map<String, Integer> out = new LinkedHashMap<>();
-    for (Map.Entry<String, Weight> e : weights.entrySet()) {
-      PackedLayout l = e.getValue().layout;
-      int units = l.blockRows() * l.blockCols();
-      // + 1: the updater's rounding of a layer's target may keep one unit more
-      int need = (int) Math.ceil(units * (1.0 - targets.get(e.getKey()))) + 1;
-      out.put(e.getKey(), Math.min(units, need));
-    }
-    return out;
-  }
-
-  private static PackedLayout layoutOf(LayerMask m, int b) {
-    BitSet on = m.activeBits();
-    int[] kept = new int[on.cardinality()];
-    int i = 0;
-    for (int u = on.nextSetBit(0); u >= 0; u = on.nextSetBit(u + 1)) {
-      kept[i++] = u;
-    }
-    return PackedLayout.of(m.rows(), m.cols(), b, kept);
   }
 
   /** Moves one weight to layout {@code to} with {@code cap} block slots. */

@@ -57,6 +57,32 @@ final class UpdateScaler {
   }
 
   /**
+   * DL4J, packed storage: as {@link #correctAppliedStep} for the step u the optimizer applied to a
+   * packed weight w (its kept blocks, slot by slot); {@code slotOfUnit} gives a block's packed slot
+   * (-1 when not kept).
+   */
+  void correctAppliedPackedStep(
+      String name, INDArray w, INDArray u, double[] betas, IntUnaryOperator slotOfUnit) {
+    double s = core.updateScale(name);
+    if (s != 1.0) {
+      Nd4j.exec(new Axpy(u, w, w, 1.0 - s)); // W += (1 - s) u, in place
+    }
+    float[] c = unitCorrection(name, betas);
+    if (c == null) {
+      return;
+    }
+    LayerMask m = core.masks().get(name);
+    int b = m.pattern().blockSize();
+    for (int unit = 0; unit < c.length; unit++) {
+      int slot = c[unit] == 1f || !m.isUnitActive(unit) ? -1 : slotOfUnit.applyAsInt(unit);
+      if (slot >= 0) { // W += s (1 - c) u on the young block: W += (1 - s c) u in all
+        PackedBlockLinear.block(w, slot, b)
+            .addi(PackedBlockLinear.block(u, slot, b).mul(s * (1.0 - c[unit])));
+      }
+    }
+  }
+
+  /**
    * SameDiff: scales the step u in place before the optimizer applies it: u = s·c·u.
    *
    * @param betas Adam's β1, β2 for the bias correction, or null (no correction)

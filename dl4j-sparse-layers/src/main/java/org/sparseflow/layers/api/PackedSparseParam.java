@@ -1,5 +1,6 @@
 package org.sparseflow.layers.api;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.deeplearning4j.nn.api.Layer;
@@ -16,8 +17,10 @@ import org.sparseflow.ops.pattern.SparseMask;
 
 /**
  * One packed weight (storage = packed) of a DL4J model: the live packed values of its kept blocks
- * [keptBlocks * b, b], its fixed {@link PackedLayout}, and packing / unpacking to the dense W [nIn,
- * nOut] (zeros outside the kept blocks), e.g. to densify a model or compare with a masked twin.
+ * (block patterns: [slots * b, b], kept blocks first), its {@link PackedLayout}, packing /
+ * unpacking to the dense W [nIn, nOut] (zeros outside the kept blocks), e.g. to densify a model or
+ * compare with a masked twin, and what MST changes: the layout in place ({@link #relayout}) and the
+ * growth scores of gradient-based regrowth ({@link #setGrowthScores}).
  */
 public final class PackedSparseParam extends WeightHandle {
 
@@ -65,15 +68,102 @@ public final class PackedSparseParam extends WeightHandle {
     return nm != null ? nm.cols() : layout().cols();
   }
 
-  /** Live view of the packed values [keptBlocks * b, b] or n:m [nIn / m * n, nOut]. */
+  /**
+   * Live view of the packed values: [slots * b, b] for block patterns (the kept blocks first, in
+   * the layout's slot order, then zeros in spare slots; see {@link #slots}), or n:m [nIn / m * n,
+   * nOut].
+   */
   public INDArray packedValues() {
     return layer.getParam(key);
+  }
+
+  /** Live view of the kept blocks' values [keptBlocks * b, b] (n:m: all packed values). */
+  public INDArray keptValues() {
+    return keptPart(packedValues());
+  }
+
+  /**
+   * Block slots of the packed values (block patterns; 0 for n:m): room for this many kept blocks.
+   * MST sizes it per phase of its schedule ({@link PackedModels#withSlots}).
+   */
+  public int slots() {
+    return layer.packedSlots(key);
+  }
+
+  private INDArray keptPart(INDArray packed) {
+    PackedLayout l = layout();
+    if (l == null || packed.length() == l.packedLength()) {
+      return packed;
+    }
+    return PackedBlockLinear.leadingBlocks(packed, l.keptBlocks(), l.blockSize());
   }
 
   /** The dense weight [nIn, nOut]: kept blocks filled in, exact zeros elsewhere (a new array). */
   public INDArray denseWeight() {
     PackedNmLayout nm = nmLayout();
-    return nm != null ? unpack(packedValues(), nm) : unpack(packedValues(), layout());
+    return nm != null ? unpack(packedValues(), nm) : unpack(keptValues(), layout());
+  }
+
+  /**
+   * Lays the weight out as {@code to} in place, within its {@link #slots}: a block kept in both
+   * layouts keeps its value and optimizer state, a new block starts at zero with zero state (MST's
+   * reset), a dropped block leaves the arrays. The layer reads the new layout from its next forward
+   * pass on, and a saved model stores it.
+   *
+   * @throws IllegalStateException for an n:m weight
+   * @throws IllegalArgumentException if {@code to} differs in shape or block size, or keeps more
+   *     blocks than there are slots
+   */
+  public void relayout(PackedLayout to) {
+    PackedLayout from = layout();
+    if (from == null) {
+      throw new IllegalStateException(
+          "'" + name + "' has an n:m layout; relayout needs a packed block layout");
+    }
+    int slots = slots();
+    if (to == null
+        || to.rows() != from.rows()
+        || to.cols() != from.cols()
+        || to.blockSize() != from.blockSize()
+        || to.keptBlocks() > slots) {
+      throw new IllegalArgumentException(
+          "to = "
+              + to
+              + " is not allowed for '"
+              + name
+              + "'; allowed: a layout of the same ["
+              + from.rows()
+              + ", "
+              + from.cols()
+              + "] weight in blocks of "
+              + from.blockSize()
+              + " keeping at most "
+              + slots
+              + " blocks (its slots; PackedModels.withSlots gives more)");
+    }
+    INDArray values = packedValues();
+    List<INDArray> states = updaterState();
+    INDArray moved = PackedBlockLinear.relayout(values, from, to, slots);
+    List<INDArray> movedStates = new ArrayList<>();
+    for (INDArray st : states) {
+      movedStates.add(PackedBlockLinear.relayout(st, from, to, slots));
+    }
+    layer.setPackedLayout(key, to); // validates before anything is written
+    values.assign(moved.reshape(values.shape()));
+    for (int i = 0; i < states.size(); i++) {
+      states.get(i).assign(movedStates.get(i).reshape(states.get(i).shape()));
+    }
+  }
+
+  /**
+   * Turns on (a zeroed array with one entry per block, row-major) or off (null) the growth scores:
+   * while on, every backward adds each block's squared norm of the dense weight gradient x^T dy to
+   * {@code squares}, one block row at a time, without a dense gradient array.
+   *
+   * @throws UnsupportedOperationException for an n:m weight
+   */
+  public void setGrowthScores(double[] squares) {
+    layer.setGrowthScores(key, squares);
   }
 
   /**
@@ -100,7 +190,7 @@ public final class PackedSparseParam extends WeightHandle {
     if (nm != null) {
       PackedNmLinear.packInto(d, nm, packedValues());
     } else {
-      PackedBlockLinear.packInto(d, layout(), packedValues());
+      PackedBlockLinear.packInto(d, layout(), keptValues());
     }
   }
 

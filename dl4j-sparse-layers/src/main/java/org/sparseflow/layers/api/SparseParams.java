@@ -35,11 +35,30 @@ public final class SparseParams {
             throw new IllegalArgumentException(
                 "weight '"
                     + name
-                    + "' is stored packed (storage = packed, a fixed layout without a mask"
-                    + " param): mask tools such as MST and SparseParam need storage = masked;"
-                    + " allowed: SparseParams.findPacked(model) to read and write packed weights");
+                    + "' is stored packed (storage = packed, a block layout without a mask"
+                    + " param): SparseParam and its mask edits need storage = masked; allowed:"
+                    + " SparseParams.findPacked(model) to read, write and relayout packed weights"
+                    + " (what MST uses for them), or SparseParams.findMasked(model)");
           }
           out.add(new SparseParam(model, l, s, key, name));
+        });
+    return Collections.unmodifiableList(out);
+  }
+
+  /**
+   * The masked weights of an initialised {@link MultiLayerNetwork} or {@link ComputationGraph}, in
+   * layer order, named like {@link #find}; packed weights are left out (see {@link #findPacked}).
+   *
+   * @throws IllegalArgumentException for other model types or a network that is not initialised
+   */
+  public static List<SparseParam> findMasked(Model model) {
+    List<SparseParam> out = new ArrayList<>();
+    forEachWeight(
+        model,
+        (l, s, key, name) -> {
+          if (s.packedLayout(key) == null && s.packedNmLayout(key) == null) {
+            out.add(new SparseParam(model, l, s, key, name));
+          }
         });
     return Collections.unmodifiableList(out);
   }

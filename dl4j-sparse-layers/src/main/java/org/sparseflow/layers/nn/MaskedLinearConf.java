@@ -2,6 +2,7 @@ package org.sparseflow.layers.nn;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.nd4j.shade.jackson.annotation.JsonInclude;
 import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
@@ -52,6 +53,26 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
     maskedWeights().blockLayout(blockLayout);
   }
 
+  /**
+   * Block slots of the packed W (packed storage, block patterns): room for up to this many kept
+   * blocks, the slots after the kept ones holding zeros, so that MST can change the layout in place
+   * within a phase; 0 (the default, left out of the JSON) means exactly the kept blocks.
+   */
+  @JsonInclude(JsonInclude.Include.NON_DEFAULT)
+  default int getBlockCapacity() {
+    return maskedWeights().blockCapacity();
+  }
+
+  default void setBlockCapacity(int blockCapacity) {
+    maskedWeights().blockCapacity(blockCapacity);
+  }
+
+  /** Block slots of the packed W: the capacity, or the kept blocks when none is set. */
+  default int blockSlots() {
+    int c = getBlockCapacity();
+    return c > 0 ? c : getBlockLayout().length;
+  }
+
   /** Whether the layer has a bias param b. */
   boolean hasBias();
 
@@ -97,20 +118,43 @@ interface MaskedLinearConf extends SparseFlowLayerConf {
           requireLayout(),
           0);
       PatternSpec p = SparseKernels.parsePattern("pattern", getPattern());
+      if (p.getN() > 0 && getBlockCapacity() != 0) {
+        throw new IllegalArgumentException(
+            LayerValidation.where(getLayerName())
+                + "blockCapacity = "
+                + getBlockCapacity()
+                + " with pattern = '"
+                + getPattern()
+                + "'; allowed: 0 (spare slots exist for packed block patterns only)");
+      }
       if (p.getN() > 0) { // n:m: kept values [nIn / m * n, nOut]
         l.add(
             ParamSpec.packedWeight(
                 "W", getNIn() / p.getM() * p.getN(), getNOut(), getNIn(), getNOut()));
       } else {
         int b = p.getBlockSize();
+        PackedStorage.checkCapacity(
+            getLayerName(), getBlockCapacity(), getBlockLayout().length, getNIn(), getNOut(), b);
         l.add(
             ParamSpec.packedWeight(
-                "W", (long) getBlockLayout().length * b, b, getNIn(), getNOut()));
+                "W",
+                (long) blockSlots() * b,
+                (long) getBlockLayout().length * b,
+                b,
+                getNIn(),
+                getNOut()));
       }
       if (hasBias()) {
         l.add(ParamSpec.bias("b", getNOut()));
       }
       return l;
+    }
+    if (getBlockCapacity() != 0) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(getLayerName())
+              + "blockCapacity = "
+              + getBlockCapacity()
+              + " with storage = masked; allowed: 0 (a capacity only with storage = packed)");
     }
     l.add(ParamSpec.weight("W", getNIn(), getNOut()));
     if (hasBias()) {

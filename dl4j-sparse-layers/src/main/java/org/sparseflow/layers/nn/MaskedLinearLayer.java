@@ -45,8 +45,9 @@ interface MaskedLinearLayer extends SparseWeightLayer {
           x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, nm);
     }
     if (linearConf().packedStorage()) {
+      PackedLayout l = packedLayout("W");
       return PackedBlockLinear.forward(
-          x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, packedLayout("W"));
+          x, keptPart(getParam("W"), l), linearConf().hasBias() ? getParam("b") : null, l);
     }
     return SparseKernels.linearForward(
         x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, weightMask());
@@ -64,11 +65,24 @@ interface MaskedLinearLayer extends SparseWeightLayer {
             PackedStorage.noMaskTools(linearConf().getLayerName()));
       }
       PackedNmLayout nm = packedNmLayout("W");
-      INDArray dx =
-          nm != null
-              ? PackedNmLinear.backward(x, getParam("W"), nm, delta, views.get("W"), true)
-              : PackedBlockLinear.backward(
-                  x, getParam("W"), packedLayout("W"), delta, views.get("W"), true);
+      INDArray dx;
+      if (nm != null) {
+        dx = PackedNmLinear.backward(x, getParam("W"), nm, delta, views.get("W"), true);
+      } else {
+        PackedLayout l = packedLayout("W");
+        double[] growth = masked().growthScores();
+        if (growth != null) {
+          PackedBlockLinear.addDenseBlockSquares(x, delta, l.blockSize(), growth);
+        }
+        INDArray dw = views.get("W");
+        INDArray keptDw = keptPart(dw, l);
+        if (keptDw != dw) { // spare slots: zero gradient, so the optimizer leaves them at zero
+          PackedBlockLinear.blocks(
+                  dw, l.keptBlocks(), linearConf().blockSlots() - l.keptBlocks(), l.blockSize())
+              .assign(0);
+        }
+        dx = PackedBlockLinear.backward(x, keptPart(getParam("W"), l), l, delta, keptDw, true);
+      }
       if (biasGradient) {
         INDArray db = views.get("b");
         db.assign(
@@ -129,6 +143,60 @@ interface MaskedLinearLayer extends SparseWeightLayer {
   default PackedNmLayout packedNmLayout(String weightKey) {
     masked().maskKey(weightKey);
     return linearConf().packedStorage() ? masked().nmLayout(linearConf()) : null;
+  }
+
+  /** The kept blocks' part of a packed array with spare slots (the array itself when none). */
+  private static INDArray keptPart(INDArray packed, PackedLayout l) {
+    return packed.length() == l.packedLength()
+        ? packed
+        : PackedBlockLinear.leadingBlocks(packed, l.keptBlocks(), l.blockSize());
+  }
+
+  @Override
+  default int packedSlots(String weightKey) {
+    masked().maskKey(weightKey);
+    return linearConf().packedStorage() && packedNmLayout(weightKey) == null
+        ? linearConf().blockSlots()
+        : 0;
+  }
+
+  @Override
+  default void setPackedLayout(String weightKey, PackedLayout layout) {
+    PackedLayout now = packedLayout(weightKey);
+    if (now == null) {
+      throw new UnsupportedOperationException(
+          "layer '"
+              + linearConf().getLayerName()
+              + "': setPackedLayout needs storage = packed with a block pattern");
+    }
+    int slots = packedSlots(weightKey);
+    PackedStorage.checkRelayout(linearConf().getLayerName(), now, layout, slots);
+    // the param keeps its size: a capacity of 0 (= the kept blocks) becomes explicit
+    linearConf().setBlockCapacity(slots);
+    linearConf().setBlockLayout(layout.keptRowMajor());
+  }
+
+  @Override
+  default void setGrowthScores(String weightKey, double[] squares) {
+    PackedLayout l = packedLayout(weightKey);
+    if (l == null) {
+      throw new UnsupportedOperationException(
+          "layer '"
+              + linearConf().getLayerName()
+              + "': growth scores are computed for storage = packed with a block pattern; masked"
+              + " storage gives the dense gradient (setDenseGradientRequested)");
+    }
+    if (squares != null && squares.length != l.blockRows() * l.blockCols()) {
+      throw new IllegalArgumentException(
+          "squares has length "
+              + squares.length
+              + "; allowed: "
+              + l.blockRows() * l.blockCols()
+              + " (one per block of '"
+              + linearConf().getLayerName()
+              + "')");
+    }
+    masked().growthScores(squares);
   }
 
   @Override

@@ -6,9 +6,10 @@ import java.util.Objects;
 
 /**
  * The masked-weight fields of {@link SparseDenseLayer} and {@link SparseOutputLayer}: pattern,
- * density, storage and the packed block layout. The layers ignore it as a JSON property and
- * serialize it through the bean accessors of {@link MaskedLinearConf}, so their JSON keeps the four
- * flat keys {@code pattern}, {@code density}, {@code storage} and {@code blockLayout}.
+ * density, storage, the packed block layout and its capacity. The layers ignore it as a JSON
+ * property and serialize it through the bean accessors of {@link MaskedLinearConf}, so their JSON
+ * keeps the flat keys {@code pattern}, {@code density}, {@code storage}, {@code blockLayout} and
+ * {@code blockCapacity}.
  */
 final class MaskedWeightSettings implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -17,6 +18,7 @@ final class MaskedWeightSettings implements Serializable {
   private double density = 1.0;
   private String storage = PackedStorage.MASKED;
   private int[] blockLayout;
+  private int blockCapacity; // block slots of packed W; 0: as many as blockLayout keeps
 
   /** Defaults: unstructured, density 1, masked storage, no layout; also used by Jackson. */
   MaskedWeightSettings() {}
@@ -30,7 +32,9 @@ final class MaskedWeightSettings implements Serializable {
 
   /** An independent copy (the layers' clone() must not share the mutable settings). */
   MaskedWeightSettings copy() {
-    return new MaskedWeightSettings(pattern, density, storage, blockLayout);
+    MaskedWeightSettings c = new MaskedWeightSettings(pattern, density, storage, blockLayout);
+    c.blockCapacity = blockCapacity;
+    return c;
   }
 
   String pattern() {
@@ -65,6 +69,14 @@ final class MaskedWeightSettings implements Serializable {
     this.blockLayout = blockLayout == null ? null : blockLayout.clone();
   }
 
+  int blockCapacity() {
+    return blockCapacity;
+  }
+
+  void blockCapacity(int blockCapacity) {
+    this.blockCapacity = blockCapacity;
+  }
+
   /** The fields as {@code pattern=..., density=..., storage=...} for the layers' toString(). */
   String describe() {
     return "pattern=" + pattern + ", density=" + density + ", storage=" + storage;
@@ -81,12 +93,14 @@ final class MaskedWeightSettings implements Serializable {
     MaskedWeightSettings that = (MaskedWeightSettings) o;
     return Double.compare(density, that.density) == 0
         && Objects.equals(storage, that.storage)
+        && blockCapacity == that.blockCapacity
         && Arrays.equals(blockLayout, that.blockLayout)
         && Objects.equals(pattern, that.pattern);
   }
 
   @Override
   public int hashCode() {
-    return 31 * Arrays.hashCode(blockLayout) + Objects.hash(pattern, density, storage);
+    return 31 * Arrays.hashCode(blockLayout)
+        + Objects.hash(pattern, density, storage, blockCapacity);
   }
 }

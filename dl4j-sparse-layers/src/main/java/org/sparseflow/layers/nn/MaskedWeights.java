@@ -135,6 +135,17 @@ final class MaskedWeights {
     }
   }
 
+  private double[] growthScores;
+
+  /** The sink of the dense gradient's squared block norms of packed W, or null (off). */
+  double[] growthScores() {
+    return growthScores;
+  }
+
+  void growthScores(double[] squares) {
+    growthScores = squares;
+  }
+
   void setDenseRequested(boolean r) {
     denseRequested = r;
   }

@@ -15,9 +15,11 @@ import org.sparseflow.ops.pattern.PatternSpec;
  *       packed [keptBlocks * b, b] (see {@link PackedLayout}); the layout is a non-trainable int
  *       array in the layer configuration ({@code blockLayout}, row-major kept-block indices). The
  *       gradient and the optimizer state then cover only kept weights, and model files are
- *       proportional to density. The layout is fixed: MST (prune / regrow) is not supported. For
- *       n:m patterns W is the kept values [nIn / m * n, nOut] and {@code blockLayout} holds their
- *       in-group offsets, 2 bits each for m <= 4 (see {@link PackedNmStorage}).
+ *       proportional to density. MST changes the layout by index within {@code blockCapacity} block
+ *       slots (spare slots hold zeros) and rebuilds the model when a phase needs more or fewer
+ *       slots (see {@code org.sparseflow.layers.api.PackedModels}). For n:m patterns W is the kept
+ *       values [nIn / m * n, nOut] and {@code blockLayout} holds their in-group offsets, 2 bits
+ *       each for m <= 4 (see {@link PackedNmStorage}).
  * </ul>
  */
 final class PackedStorage {
@@ -86,14 +88,69 @@ final class PackedStorage {
     }
   }
 
+  /**
+   * Checks a packed weight's block capacity: 0 (exactly the kept blocks) or from the kept blocks up
+   * to all blocks of the [nIn, nOut] weight.
+   */
+  static void checkCapacity(String layerName, int capacity, int kept, long nIn, long nOut, int b) {
+    long all = (nIn / b) * (nOut / b);
+    if (capacity != 0 && (capacity < kept || capacity > all)) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(layerName)
+              + "blockCapacity = "
+              + capacity
+              + " is not allowed for "
+              + kept
+              + " kept blocks of "
+              + all
+              + "; allowed: 0 (exactly the kept blocks) or "
+              + kept
+              + ".."
+              + all);
+    }
+  }
+
+  /**
+   * Checks a new layout for a packed weight now laid out as {@code now} with {@code slots} block
+   * slots: same shape and block size, at most {@code slots} kept blocks.
+   */
+  static void checkRelayout(String layerName, PackedLayout now, PackedLayout to, int slots) {
+    if (to == null
+        || to.rows() != now.rows()
+        || to.cols() != now.cols()
+        || to.blockSize() != now.blockSize()) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(layerName)
+              + "layout = "
+              + to
+              + " does not fit; allowed: a layout of the same ["
+              + now.rows()
+              + ", "
+              + now.cols()
+              + "] weight in blocks of "
+              + now.blockSize());
+    }
+    if (to.keptBlocks() > slots) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(layerName)
+              + "layout keeps "
+              + to.keptBlocks()
+              + " blocks but the packed weight has "
+              + slots
+              + " block slots; allowed: at most "
+              + slots
+              + " (rebuild with more slots: PackedModels.withSlots)");
+    }
+  }
+
   /** The error for mask tools (MST, dense gradients, SparseParam) on a packed layer. */
   static String noMaskTools(String layerName) {
     return "layer '"
         + layerName
-        + "' stores its weight packed (storage = packed, a fixed block layout): masks cannot be"
-        + " changed and dense gradients are not computed, so MST and SparseParam mask edits are"
-        + " not supported; allowed: storage = masked for MST, or SparseParams.findPacked to read"
-        + " and write packed weights";
+        + "' stores its weight packed (storage = packed): it has no mask param and computes no"
+        + " dense gradient, so SparseParam mask edits and dense-gradient requests are not"
+        + " supported; allowed: storage = masked for them, or SparseParams.findPacked to read,"
+        + " write and relayout packed weights and to collect growth scores (what MST uses)";
   }
 
   /** The block layout of a packed layer configuration (null for n:m patterns). */

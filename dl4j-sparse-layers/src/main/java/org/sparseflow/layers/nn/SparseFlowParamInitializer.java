@@ -114,6 +114,11 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
           case PACKED_WEIGHT:
             (bl.getWeightInitFn() == null ? new WeightInitXavier() : bl.getWeightInitFn())
                 .init(p.fanIn(), p.fanOut(), p.shape(), p.order(), v);
+            if (p.role() == ParamSpec.Role.PACKED_WEIGHT && p.initRows() < p.shape()[0]) {
+              // spare block slots (capacity for blocks MST grows later) hold exact zeros
+              v.get(NDArrayIndex.interval(p.initRows(), p.shape()[0]), NDArrayIndex.all())
+                  .assign(0);
+            }
             break;
           case BIAS:
             v.assign(bl.getBiasInit());

@@ -32,6 +32,42 @@ public interface SparseWeightLayer extends Layer {
     return null;
   }
 
+  /**
+   * Block slots of a packed block weight's param (at least its kept blocks; the rest hold zeros),
+   * or 0 when the weight is not stored packed in blocks.
+   */
+  default int packedSlots(String weightKey) {
+    return 0;
+  }
+
+  /**
+   * Lays a packed block weight out as {@code layout} (at most {@link #packedSlots} kept blocks).
+   * Only the layout changes: moving the values and optimizer state is the caller's (see {@code
+   * PackedSparseParam#relayout}).
+   *
+   * @throws UnsupportedOperationException if the weight is not stored packed in blocks
+   */
+  default void setPackedLayout(String weightKey, PackedLayout layout) {
+    throw new UnsupportedOperationException(
+        "'"
+            + weightKey
+            + "' of "
+            + getClass().getSimpleName()
+            + " has no changeable packed layout");
+  }
+
+  /**
+   * While {@code squares} is not null, every backward adds the squared Frobenius norm of each block
+   * of the dense weight gradient x^T dy to it (row-major block index), computed one block row at a
+   * time, so no dense gradient array exists: what MST's gradient-based regrowth ranks blocks by.
+   *
+   * @throws UnsupportedOperationException if the weight is not stored packed in blocks
+   */
+  default void setGrowthScores(String weightKey, double[] squares) {
+    throw new UnsupportedOperationException(
+        "'" + weightKey + "' of " + getClass().getSimpleName() + " computes no growth scores");
+  }
+
   /** Key of the 0/1 mask param of a masked weight ("M" for "W", "Mq" for "Wq", ...). */
   String maskKey(String weightKey);
 

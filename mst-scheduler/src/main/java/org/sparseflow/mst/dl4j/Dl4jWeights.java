@@ -11,6 +11,7 @@ import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.learning.config.IUpdater;
+import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParam;
 import org.sparseflow.layers.api.SparseParams;
 import org.sparseflow.layers.api.UpdaterStates;
@@ -117,21 +118,7 @@ public final class Dl4jWeights {
     }
 
     private double[] findAdamBetas() {
-      for (Layer l : new Layer[] {impl, layer}) {
-        Object conf = l.conf().getLayer();
-        if (conf instanceof TrainingConfig) {
-          try {
-            IUpdater u = ((TrainingConfig) conf).getUpdaterByParam(key);
-            if (u instanceof Adam a) {
-              return new double[] {a.getBeta1(), a.getBeta2()};
-            }
-            return null;
-          } catch (RuntimeException e) {
-            // wrapper configurations may not know the wrapped layer's params: try the next one
-          }
-        }
-      }
-      return null;
+      return Dl4jWeights.adamBetas(key, impl, layer);
     }
 
     public void requestDense(boolean on) {
@@ -156,14 +143,43 @@ public final class Dl4jWeights {
 
   private Dl4jWeights() {}
 
+  /**
+   * β1, β2 of the Adam updater of param {@code key}, asked of each layer in turn (a wrapper's
+   * configuration may not know the wrapped layer's params), or null when it is not Adam.
+   */
+  public static double[] adamBetas(String key, Layer... layers) {
+    for (Layer l : layers) {
+      Object conf = l.conf().getLayer();
+      if (conf instanceof TrainingConfig) {
+        try {
+          IUpdater u = ((TrainingConfig) conf).getUpdaterByParam(key);
+          if (u instanceof Adam a) {
+            return new double[] {a.getBeta1(), a.getBeta2()};
+          }
+          return null;
+        } catch (RuntimeException e) {
+          // wrapper configurations may not know the wrapped layer's params: try the next one
+        }
+      }
+    }
+    return null;
+  }
+
   /** All weights selected by the config, in layer order. */
   public static List<Binding> find(Model model, MstConfig config) {
     Map<Layer, List<SparseParam>> sparse = new IdentityHashMap<>();
-    for (SparseParam p : SparseParams.find(model)) {
+    for (SparseParam p : SparseParams.findMasked(model)) {
       sparse.computeIfAbsent(p.modelLayer(), k -> new ArrayList<>()).add(p);
+    }
+    Map<Layer, Boolean> packed = new IdentityHashMap<>();
+    for (PackedSparseParam p : SparseParams.findPacked(model)) {
+      packed.put(p.modelLayer(), true); // MST reaches packed weights through PackedSparseParam
     }
     List<Binding> out = new ArrayList<>();
     for (Layer l : SparseParams.layers(model)) {
+      if (packed.containsKey(l)) {
+        continue;
+      }
       // a SparseFlow layer (also inside a wrapper such as TimeDistributed) must be driven through
       // its own mask param, else MST would only zero weights and the layer would keep running its
       // kernels at full density
