@@ -11,6 +11,7 @@ import org.deeplearning4j.nn.conf.RNNFormat;
 import org.deeplearning4j.nn.conf.inputs.InputType;
 import org.deeplearning4j.nn.conf.layers.InputTypeUtil;
 import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.shade.jackson.annotation.JsonInclude;
 import org.sparseflow.ops.pattern.PatternSpec;
 
 /**
@@ -42,6 +43,7 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
   private double projectionDensity = 1.0;
   private String projectionStorage = PackedStorage.MASKED;
   private int[][] projectionLayouts;
+  private int[] projectionCapacities; // block slots of packed Wq, Wk, Wv, Wo; null: the kept blocks
   private boolean hasBias = true;
   private RNNFormat dataFormat = RNNFormat.NCW;
 
@@ -70,20 +72,23 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
     if (packedProjections()) {
       validate();
       PatternSpec ps = SparseKernels.parsePattern("projectionPattern", projectionPattern);
+      checkCapacities(ps);
       int b = ps.getBlockSize();
       for (int i = 0; i < PROJ.length; i++) {
         long rows = PROJ[i].equals("o") ? nOut : nIn;
         long packedRows =
             ps.getN() > 0 ? rows / ps.getM() * ps.getN() : (long) projectionLayouts[i].length * b;
+        long slotRows = ps.getN() > 0 ? packedRows : (long) projectionSlots(i) * b;
         l.add(
             ParamSpec.packedWeight(
-                "W" + PROJ[i], packedRows, ps.getN() > 0 ? nOut : b, rows, nOut));
+                "W" + PROJ[i], slotRows, packedRows, ps.getN() > 0 ? nOut : b, rows, nOut));
         if (hasBias) {
           l.add(ParamSpec.bias("b" + PROJ[i], nOut));
         }
       }
       return l;
     }
+    checkCapacities(null); // masked projections take none
     for (String p : PROJ) {
       long rows = p.equals("o") ? nOut : nIn;
       l.add(ParamSpec.weight("W" + p, rows, nOut));
@@ -132,6 +137,35 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
               + " index arrays (q, k, v, o; the layer builder fills them in)");
     }
     resolveLayouts(projectionLayouts, 0L);
+  }
+
+  /** Block slots of packed projection i (q, k, v, o): its capacity, else its kept blocks. */
+  int projectionSlots(int i) {
+    int c = projectionCapacities == null ? 0 : projectionCapacities[i];
+    return c > 0 ? c : projectionLayouts[i].length;
+  }
+
+  /** Checks projectionCapacities against the layouts (packed block projections only). */
+  private void checkCapacities(PatternSpec ps) {
+    if (projectionCapacities == null) {
+      return;
+    }
+    if (!packedProjections() || ps == null || ps.getN() > 0 || projectionCapacities.length != 4) {
+      throw new IllegalArgumentException(
+          LayerValidation.where(getLayerName())
+              + "projectionCapacities = "
+              + Arrays.toString(projectionCapacities)
+              + "; allowed: null, or 4 entries (q, k, v, o) with packed block projections");
+    }
+    for (int i = 0; i < 4; i++) {
+      PackedStorage.checkCapacity(
+          getLayerName(),
+          projectionCapacities[i],
+          projectionLayouts[i].length,
+          i == 3 ? nOut : nIn,
+          nOut,
+          ps.getBlockSize());
+    }
   }
 
   /** Whether the projections are stored packed. Not a bean getter: stays out of the JSON. */
@@ -252,6 +286,20 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
         projectionLayouts == null ? null : PackedStorage.copy(projectionLayouts);
   }
 
+  /**
+   * Packed block projections: the block slots of Wq, Wk, Wv, Wo (room for blocks MST grows within a
+   * phase; spare slots hold zeros), or null (the default, left out of the JSON) for exactly the
+   * kept blocks; an entry of 0 also means the kept blocks.
+   */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public int[] getProjectionCapacities() {
+    return projectionCapacities == null ? null : projectionCapacities.clone();
+  }
+
+  public void setProjectionCapacities(int[] projectionCapacities) {
+    this.projectionCapacities = projectionCapacities == null ? null : projectionCapacities.clone();
+  }
+
   public boolean isHasBias() {
     return hasBias;
   }
@@ -290,12 +338,14 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
         && Objects.equals(attentionPattern, t.attentionPattern)
         && Objects.equals(projectionPattern, t.projectionPattern)
         && Objects.equals(projectionStorage, t.projectionStorage)
-        && Arrays.deepEquals(projectionLayouts, t.projectionLayouts);
+        && Arrays.deepEquals(projectionLayouts, t.projectionLayouts)
+        && Arrays.equals(projectionCapacities, t.projectionCapacities);
   }
 
   @Override
   public int hashCode() {
     return 31 * Arrays.deepHashCode(projectionLayouts)
+        + 17 * Arrays.hashCode(projectionCapacities)
         + Objects.hash(
             super.hashCode(),
             projectionStorage,

@@ -19,11 +19,8 @@ import org.nd4j.linalg.factory.Nd4j;
 import org.sparseflow.ops.attention.AttentionPattern;
 import org.sparseflow.ops.attention.BlockLayout;
 import org.sparseflow.ops.attention.SparseAttention;
-import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.packed.PackedNmLayout;
-import org.sparseflow.ops.packed.PackedNmLinear;
-import org.sparseflow.ops.pattern.PatternSpec;
 import org.sparseflow.ops.pattern.SparseMask;
 
 /**
@@ -89,74 +86,12 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
     return layerConf().packedProjections();
   }
 
-  private int[][] layoutSource;
-  private final Map<String, PackedLayout> packedLayouts = new HashMap<>();
-
-  /** The packed layout of projection weight "W" + p (cached until the configuration changes). */
-  private PackedLayout packed(String weightKey) {
-    int[][] src = currentLayouts();
-    return packedLayouts.computeIfAbsent(
-        weightKey,
-        k -> {
-          int b =
-              SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern())
-                  .getBlockSize();
-          return PackedLayout.of(projectionRows(k), layerConf().getNOut(), b, layoutOf(src, k));
-        });
-  }
-
-  private static final String[] PROJ_WEIGHTS = {"Wq", "Wk", "Wv", "Wo"};
-
-  /** Rows of projection weight {@code weightKey}: nOut for "Wo", nIn for "Wq", "Wk", "Wv". */
-  private long projectionRows(String weightKey) {
-    return weightKey.equals("Wo") ? layerConf().getNOut() : layerConf().getNIn();
-  }
-
-  /** The configured layout array of projection weight {@code weightKey} in {@code layouts}. */
-  private static int[] layoutOf(int[][] layouts, String weightKey) {
-    return layouts[Arrays.asList(PROJ_WEIGHTS).indexOf(weightKey)];
-  }
-
-  /** The configuration's projection layouts; clears the layout caches when they changed. */
-  private int[][] currentLayouts() {
-    int[][] src = layerConf().getProjectionLayouts();
-    if (!Arrays.deepEquals(src, layoutSource)) {
-      packedLayouts.clear();
-      packedNmLayouts.clear();
-      layoutSource = src;
-    }
-    return src;
-  }
-
-  private final Map<String, PackedNmLayout> packedNmLayouts = new HashMap<>();
-
-  /** The n:m layout of packed projection weight "W" + p, or null for block patterns. */
-  private PackedNmLayout packedNm(String weightKey) {
-    if (!packedProjections()) {
-      return null;
-    }
-    PatternSpec ps =
-        SparseKernels.parsePattern("projectionPattern", layerConf().getProjectionPattern());
-    if (ps.getN() == 0) {
-      return null;
-    }
-    int[][] src = currentLayouts();
-    return packedNmLayouts.computeIfAbsent(
-        weightKey,
-        k -> {
-          return PackedNmLayout.of(
-              projectionRows(k), layerConf().getNOut(), ps.getN(), ps.getM(), layoutOf(src, k));
-        });
-  }
+  private final PackedProjections packed = new PackedProjections(this::layerConf);
 
   /** x W_p + b_p: the masked kernels, or the packed ones for packed projections. */
   private INDArray project(String p, INDArray x) {
-    PackedNmLayout nm = packedNm("W" + p);
-    if (nm != null) {
-      return PackedNmLinear.forward(x, getParam("W" + p), bias(p), nm);
-    }
     if (packedProjections()) {
-      return PackedBlockLinear.forward(x, getParam("W" + p), bias(p), packed("W" + p));
+      return packed.forward("W" + p, x, getParam("W" + p), bias(p));
     }
     return SparseKernels.linearForward(x, getParam("W" + p), bias(p), mask(p));
   }
@@ -354,12 +289,7 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
   private INDArray backLinear(String p, INDArray x, INDArray dy) {
     String w = "W" + p;
     if (packedProjections()) {
-      PackedNmLayout nm = packedNm(w);
-      INDArray dx =
-          nm != null
-              ? PackedNmLinear.backward(x, getParam(w), nm, dy, gradientViews.get(w), true)
-              : PackedBlockLinear.backward(
-                  x, getParam(w), packed(w), dy, gradientViews.get(w), true);
+      INDArray dx = packed.backward(w, x, getParam(w), dy, gradientViews.get(w));
       if (layerConf().hasBias()) {
         INDArray db = gradientViews.get("b" + p);
         db.assign(
@@ -426,13 +356,31 @@ public class CausalSelfAttentionLayerImpl extends SparseFlowLayerImpl<CausalSelf
   @Override
   public PackedLayout packedLayout(String weightKey) {
     masked.maskKey(weightKey);
-    return packedProjections() && packedNm(weightKey) == null ? packed(weightKey) : null;
+    return packed.layout(weightKey);
   }
 
   @Override
   public PackedNmLayout packedNmLayout(String weightKey) {
     masked.maskKey(weightKey);
-    return packedNm(weightKey);
+    return packed.nmLayout(weightKey);
+  }
+
+  @Override
+  public int packedSlots(String weightKey) {
+    masked.maskKey(weightKey);
+    return packed.slots(weightKey, getParam(weightKey));
+  }
+
+  @Override
+  public void setPackedLayout(String weightKey, PackedLayout layout) {
+    masked.maskKey(weightKey);
+    packed.setLayout(weightKey, layout, getParam(weightKey));
+  }
+
+  @Override
+  public void setGrowthScores(String weightKey, double[] squares) {
+    masked.maskKey(weightKey);
+    packed.setGrowthScores(weightKey, squares);
   }
 
   @Override

@@ -7,7 +7,6 @@ import org.deeplearning4j.nn.gradient.DefaultGradient;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 import org.sparseflow.ops.packed.PackedNmLayout;
 import org.sparseflow.ops.packed.PackedNmLinear;
@@ -45,9 +44,8 @@ interface MaskedLinearLayer extends SparseWeightLayer {
           x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, nm);
     }
     if (linearConf().packedStorage()) {
-      PackedLayout l = packedLayout("W");
-      return PackedBlockLinear.forward(
-          x, keptPart(getParam("W"), l), linearConf().hasBias() ? getParam("b") : null, l);
+      return PackedBlockWeights.forward(
+          x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, packedLayout("W"));
     }
     return SparseKernels.linearForward(
         x, getParam("W"), linearConf().hasBias() ? getParam("b") : null, weightMask());
@@ -69,19 +67,14 @@ interface MaskedLinearLayer extends SparseWeightLayer {
       if (nm != null) {
         dx = PackedNmLinear.backward(x, getParam("W"), nm, delta, views.get("W"), true);
       } else {
-        PackedLayout l = packedLayout("W");
-        double[] growth = masked().growthScores();
-        if (growth != null) {
-          PackedBlockLinear.addDenseBlockSquares(x, delta, l.blockSize(), growth);
-        }
-        INDArray dw = views.get("W");
-        INDArray keptDw = keptPart(dw, l);
-        if (keptDw != dw) { // spare slots: zero gradient, so the optimizer leaves them at zero
-          PackedBlockLinear.blocks(
-                  dw, l.keptBlocks(), linearConf().blockSlots() - l.keptBlocks(), l.blockSize())
-              .assign(0);
-        }
-        dx = PackedBlockLinear.backward(x, keptPart(getParam("W"), l), l, delta, keptDw, true);
+        dx =
+            PackedBlockWeights.backward(
+                x,
+                getParam("W"),
+                packedLayout("W"),
+                delta,
+                views.get("W"),
+                masked().growthScores());
       }
       if (biasGradient) {
         INDArray db = views.get("b");
@@ -145,19 +138,11 @@ interface MaskedLinearLayer extends SparseWeightLayer {
     return linearConf().packedStorage() ? masked().nmLayout(linearConf()) : null;
   }
 
-  /** The kept blocks' part of a packed array with spare slots (the array itself when none). */
-  private static INDArray keptPart(INDArray packed, PackedLayout l) {
-    return packed.length() == l.packedLength()
-        ? packed
-        : PackedBlockLinear.leadingBlocks(packed, l.keptBlocks(), l.blockSize());
-  }
-
   @Override
   default int packedSlots(String weightKey) {
     masked().maskKey(weightKey);
-    return linearConf().packedStorage() && packedNmLayout(weightKey) == null
-        ? linearConf().blockSlots()
-        : 0;
+    PackedLayout l = packedLayout(weightKey);
+    return l == null ? 0 : PackedBlockWeights.slots(getParam(weightKey), l);
   }
 
   @Override

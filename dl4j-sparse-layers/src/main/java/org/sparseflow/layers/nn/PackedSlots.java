@@ -22,6 +22,25 @@ public final class PackedSlots {
     while (l instanceof BaseWrapperLayer w) {
       l = w.getUnderlying();
     }
+    if (l instanceof CausalSelfAttentionLayer a
+        && a.packedProjections()
+        && PackedProjections.WEIGHTS.contains(weightKey)) {
+      int i = PackedProjections.WEIGHTS.indexOf(weightKey);
+      int[] caps = new int[4];
+      for (int k = 0; k < 4; k++) {
+        caps[k] = a.projectionSlots(k);
+      }
+      PackedStorage.checkCapacity(
+          a.getLayerName(),
+          slots,
+          a.getProjectionLayouts()[i].length,
+          i == 3 ? a.getNOut() : a.getNIn(),
+          a.getNOut(),
+          SparseKernels.parsePattern("projectionPattern", a.getProjectionPattern()).getBlockSize());
+      caps[i] = slots;
+      a.setProjectionCapacities(caps);
+      return;
+    }
     if (!(l instanceof MaskedLinearConf c) || !"W".equals(weightKey) || !c.packedStorage()) {
       throw new IllegalArgumentException(
           "weight '"
@@ -31,7 +50,8 @@ public final class PackedSlots {
               + "' ("
               + conf.getClass().getSimpleName()
               + ") has no block slots; allowed: W of a SparseDenseLayer or SparseOutputLayer"
-              + " with storage = packed");
+              + " with storage = packed, Wq / Wk / Wv / Wo of a CausalSelfAttentionLayer with"
+              + " projectionStorage = packed");
     }
     int b = SparseKernels.parsePattern("pattern", c.getPattern()).getBlockSize();
     int kept = c.getBlockLayout().length;

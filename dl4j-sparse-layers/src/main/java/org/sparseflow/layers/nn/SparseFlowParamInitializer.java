@@ -116,7 +116,10 @@ public final class SparseFlowParamInitializer implements ParamInitializer {
                 .init(p.fanIn(), p.fanOut(), p.shape(), p.order(), v);
             if (p.role() == ParamSpec.Role.PACKED_WEIGHT && p.initRows() < p.shape()[0]) {
               // spare block slots (capacity for blocks MST grows later) hold exact zeros
-              v.get(NDArrayIndex.interval(p.initRows(), p.shape()[0]), NDArrayIndex.all())
+              // (through the flat row-major view: a 2-D interval of a view at an offset in the
+              // flat parameter vector came back without a data buffer)
+              v.reshape(v.length())
+                  .get(NDArrayIndex.interval(p.initRows() * p.shape()[1], v.length()))
                   .assign(0);
             }
             break;

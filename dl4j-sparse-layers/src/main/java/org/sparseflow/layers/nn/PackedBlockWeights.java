@@ -1,0 +1,55 @@
+package org.sparseflow.layers.nn;
+
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.sparseflow.ops.packed.PackedBlockLinear;
+import org.sparseflow.ops.packed.PackedLayout;
+
+/**
+ * The packed block kernels on a layer's packed weight param, which may have spare block slots after
+ * the kept blocks (room for blocks MST grows within a phase): the kernels read and write the kept
+ * part, spare slots get a zero gradient and so stay zero.
+ */
+final class PackedBlockWeights {
+  private PackedBlockWeights() {}
+
+  /** Block slots of a packed param [slots * b, b]. */
+  static int slots(INDArray packed, PackedLayout l) {
+    return (int) (packed.length() / ((long) l.blockSize() * l.blockSize()));
+  }
+
+  /** The kept blocks' part of a packed array (the array itself when it has no spare slots). */
+  static INDArray kept(INDArray packed, PackedLayout l) {
+    return packed.length() == l.packedLength()
+        ? packed
+        : PackedBlockLinear.leadingBlocks(packed, l.keptBlocks(), l.blockSize());
+  }
+
+  /** y = x W + bias on the kept blocks. */
+  static INDArray forward(INDArray x, INDArray packed, INDArray bias, PackedLayout l) {
+    return PackedBlockLinear.forward(x, kept(packed, l), bias, l);
+  }
+
+  /**
+   * dW of the kept blocks into {@code gradView} (zero in spare slots) and returns dx; with {@code
+   * growth} not null also adds each block's squared norm of the dense x^T dy to it, one block row
+   * at a time.
+   */
+  static INDArray backward(
+      INDArray x,
+      INDArray packed,
+      PackedLayout l,
+      INDArray dy,
+      INDArray gradView,
+      double[] growth) {
+    if (growth != null) {
+      PackedBlockLinear.addDenseBlockSquares(x, dy, l.blockSize(), growth);
+    }
+    INDArray keptGrad = kept(gradView, l);
+    if (keptGrad != gradView) {
+      PackedBlockLinear.blocks(
+              gradView, l.keptBlocks(), slots(gradView, l) - l.keptBlocks(), l.blockSize())
+          .assign(0);
+    }
+    return PackedBlockLinear.backward(x, kept(packed, l), l, dy, keptGrad, true);
+  }
+}
