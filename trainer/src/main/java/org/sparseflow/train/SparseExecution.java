@@ -37,12 +37,16 @@ final class SparseExecution {
 
   private SparseExecution() {}
 
-  /** Packed storage exists for SameDiff models only; other models refuse it. */
+  /**
+   * The trainer runs packed MST on SameDiff models; a DL4J model given to it refuses packed storage
+   * (the library runs it, with a loop that takes MstListener.nextModel's rebuilt networks).
+   */
   static MstConfig refusePacked(boolean packed, MstConfig mst) {
     if (packed) {
       throw new IllegalArgumentException(
-          "--storage packed: MST on packed storage runs on the SameDiff models; allowed: a"
-              + " SameDiff model (e.g. gpt-mini), or --storage masked");
+          "--storage packed: train runs MST on packed storage on the SameDiff models (DL4J models"
+              + " run it in their own loop with MstListener.nextModel); allowed: a SameDiff model"
+              + " (e.g. gpt-mini), or --storage masked");
     }
     return mst;
   }

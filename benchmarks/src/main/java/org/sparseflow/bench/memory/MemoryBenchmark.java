@@ -70,7 +70,7 @@ public final class MemoryBenchmark {
       names = "--storages",
       split = ",",
       paramLabel = "S",
-      description = "packed and/or masked; with --framework samediff also mst-packed")
+      description = "packed, masked and/or mst-packed (MST on packed storage; block patterns)")
   List<String> storages = List.of("packed", "masked");
 
   @Option(names = "--steps", paramLabel = "N", description = "Adam steps per case (>= 1)")
@@ -117,14 +117,14 @@ public final class MemoryBenchmark {
       }
     }
     for (String s : storages) {
-      boolean mst = s.equals(SameDiffMemoryCase.MST_PACKED) && framework.equals("samediff");
+      boolean mst = s.equals(SameDiffMemoryCase.MST_PACKED) && train.pattern.startsWith("block");
       if (!s.equals("packed") && !s.equals("masked") && !mst) {
         throw new IllegalArgumentException(
             "--storages contains "
                 + s
                 + "; allowed: packed, masked (and "
                 + SameDiffMemoryCase.MST_PACKED
-                + " with --framework samediff)");
+                + " with a block pattern)");
       }
     }
     if (!framework.equals("dl4j") && !framework.equals("samediff")) {

@@ -22,6 +22,10 @@ import org.sparseflow.examples.data.CharTokenizer;
 import org.sparseflow.examples.data.Corpus;
 import org.sparseflow.examples.gpt.ComputationGraphGpt;
 import org.sparseflow.examples.gpt.GptConfig;
+import org.sparseflow.layers.api.PackedSparseParam;
+import org.sparseflow.layers.api.SparseParams;
+import org.sparseflow.mst.MstListener;
+import org.sparseflow.mst.core.MstConfig;
 
 /**
  * One case of the memory suite, in this JVM: builds the GPT (dense, or with block-sparse MLP and
@@ -161,7 +165,8 @@ final class MemoryCase {
    * Runs one case and returns its figures (keys: storage, pattern, density, sparse_*, model_*,
    * checkpoint_bytes, peak_offheap_mb, peak_rss_mb).
    *
-   * @param storage dense, masked or packed
+   * @param storage dense, masked, packed or mst-packed (MST on packed storage, the arrays following
+   *     its kept blocks and the graph rebuilt when a phase wants other block slots)
    */
   static Map<String, String> run(
       Size size, String storage, String pattern, double density, int steps, long seed)
@@ -174,18 +179,36 @@ final class MemoryCase {
     out.put("density", String.valueOf(storage.equals("dense") ? 1.0 : density));
     ComputationGraph net;
     try (PeakSampler peak = new PeakSampler()) {
-      Setup setup = Setup.of(size, storage, pattern, density, seed);
+      boolean mst = storage.equals(SameDiffMemoryCase.MST_PACKED);
+      MstConfig mstConfig = mst ? SameDiffMemoryCase.mstConfig(pattern, density, steps) : null;
+      // MST starts sparse: packed at its first level, the layouts are its first masks
+      double start = mst ? 1.0 - mstConfig.getSchedule().getInitialSparsity() : density;
+      Setup setup = Setup.of(size, mst ? "packed" : storage, pattern, start, seed);
       GptConfig c = setup.gpt();
       net = new ComputationGraph(setup.conf());
       net.init();
+      MstListener listener = null;
+      if (mst) {
+        mstConfig.setInclude(
+            SparseParams.findPacked(net).stream().map(PackedSparseParam::name).toList());
+        listener = new MstListener(mstConfig);
+        net.setListeners(listener);
+      }
       BatchSampler sampler = new BatchSampler(setup.tokens(), batch, context, seed);
-      ComputationGraph trained = net;
+      ComputationGraph[] trained = {net};
+      MstListener driver = listener;
       out.put(
           "min_step_ms",
           minStepMs(
               steps,
               s -> ComputationGraphGpt.batch(sampler.windows(s), c.vocab()),
-              (MultiDataSet ds) -> trained.fit(ds)));
+              (MultiDataSet ds) -> {
+                trained[0].fit(ds);
+                if (driver != null) { // a new phase's block slots: a rebuilt graph
+                  trained[0] = (ComputationGraph) driver.nextModel(trained[0]);
+                }
+              }));
+      net = trained[0];
       ComputationGraph saved = net;
       out.put(
           "checkpoint_bytes",

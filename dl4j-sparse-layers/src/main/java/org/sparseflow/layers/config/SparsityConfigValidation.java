@@ -59,8 +59,9 @@ final class SparsityConfigValidation {
           src,
           "storage",
           storage,
-          "masked when an mst section is present (MST changes masks; a packed layer's block"
-              + " layout is fixed)");
+          "masked when an mst section is present (a config's packed layouts are not MST's first"
+              + " masks: for MST on packed storage build the layers at MstListener.firstMasks and"
+              + " train with MstListener.nextModel, or use train --storage packed)");
     }
     checkRegexes(src, "include", c.getInclude(), false);
     checkRegexes(src, "exclude", c.getExclude(), true);
