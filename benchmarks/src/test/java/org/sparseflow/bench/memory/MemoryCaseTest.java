@@ -37,6 +37,24 @@ class MemoryCaseTest {
   }
 
   @Test
+  void mstOnPackedStorageHoldsItsLastPhasesBlocksNotTheDenseWeights() throws Exception {
+    Map<String, String> dense = MemoryCase.run("gpt-tiny", "dense", "block16", 1.0, 1, 16, 2, 1);
+    Map<String, String> mst =
+        MemoryCase.run("gpt-tiny", "mst-packed", "block16", 0.25, 6, 16, 2, 1);
+    long biases = 4 * 2 * (128 + 32 + 4 * 32);
+    long weights = get(mst, "sparse_param_bytes") - biases;
+    long denseWeights = get(dense, "sparse_param_bytes") - biases;
+    // the restoration phase's capacity: a quarter of the blocks, plus at most two 16x16 blocks of
+    // 4-byte floats per weight (rounding and the spare slot) for its 12 weights
+    assertTrue(weights >= denseWeights / 4, weights + " bytes of " + denseWeights);
+    assertTrue(
+        weights <= denseWeights / 4 + 12L * 2 * 256 * 4, weights + " bytes of " + denseWeights);
+    assertEquals(get(mst, "sparse_param_bytes"), get(mst, "sparse_grad_bytes"));
+    assertEquals(2 * get(mst, "sparse_param_bytes"), get(mst, "sparse_optimizer_bytes"));
+    assertTrue(get(mst, "checkpoint_bytes") < get(dense, "checkpoint_bytes") / 2);
+  }
+
+  @Test
   void badOptionsNameTheOption() {
     IllegalArgumentException e =
         assertThrows(
