@@ -101,7 +101,7 @@ public final class PackedSparseParam extends WeightHandle {
   /** The dense weight [nIn, nOut]: kept blocks filled in, exact zeros elsewhere (a new array). */
   public INDArray denseWeight() {
     PackedNmLayout nm = nmLayout();
-    return nm != null ? unpack(packedValues(), nm) : unpack(keptValues(), layout());
+    return nm != null ? unpack(packedValues(), nm) : unpack(packedValues(), layout());
   }
 
   /**
@@ -207,9 +207,16 @@ public final class PackedSparseParam extends WeightHandle {
     return PackedBlockLinear.pack(dense, layout);
   }
 
-  /** The dense [rows, cols] weight of packed values (zeros outside the kept blocks). */
+  /**
+   * The dense [rows, cols] weight of packed values (zeros outside the kept blocks); spare slots
+   * after the kept blocks are ignored.
+   */
   public static INDArray unpack(INDArray packed, PackedLayout layout) {
-    return PackedBlockLinear.unpack(packed, layout);
+    INDArray kept =
+        packed.length() > layout.packedLength()
+            ? PackedBlockLinear.leadingBlocks(packed, layout.keptBlocks(), layout.blockSize())
+            : packed;
+    return PackedBlockLinear.unpack(kept, layout);
   }
 
   /** Packs the kept n:m weights of a dense [rows, cols] weight into a new array. */

@@ -29,6 +29,7 @@ import org.nd4j.linalg.learning.config.NoOp;
 import org.sparseflow.layers.api.PackedModels;
 import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParams;
+import org.sparseflow.layers.sparsify.Sparsify;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
 
@@ -143,6 +144,16 @@ class PackedSlotsTest {
             () -> p.relayout(PackedLayout.of(16, 24, 8, new int[] {0, 1, 2, 3, 4, 5})));
     assertTrue(e.getMessage().contains("at most 5 blocks"), e.getMessage());
     assertEquals(to, p.layout(), "a refused relayout changes nothing");
+  }
+
+  @Test
+  void densifyUnpacksTheKeptBlocksOfAWeightWithSpareSlots() {
+    MultiLayerNetwork n = withSlots(5);
+    n.fit(data(6, 16, 8, 3));
+    MultiLayerNetwork dense = Sparsify.densify(n);
+    assertEquals(SparseParams.findPacked(n).get(0).denseWeight(), dense.getParam("0_W"));
+    DataSet d = data(4, 16, 8, 8);
+    assertTrue(n.output(d.getFeatures()).equalsWithEps(dense.output(d.getFeatures()), 1e-12));
   }
 
   @Test
