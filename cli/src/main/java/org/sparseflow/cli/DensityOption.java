@@ -26,7 +26,9 @@ final class DensityOption {
               + " mask, any schedule; default) or packed (kept blocks only, so weight, gradient"
               + " and optimizer memory follow density; a dense warm-up holds all blocks, so"
               + " dense-sized arrays, until the ultra-sparse phase: add --sparse-start to avoid"
-              + " it).")
+              + " it). A DL4J model file keeps its own storage: MST drives its packed layers"
+              + " (packed requires some), and training continues on the network MST rebuilds"
+              + " when a phase needs other block slots.")
   String storage = "masked";
 
   @Option(

@@ -31,7 +31,7 @@ public final class Dl4jModel implements TrainableModel {
     ROWS
   }
 
-  private final Model model;
+  private Model model; // replaced when MST rebuilds a packed network for a new phase
   private final int vocab;
   private final Layout layout;
 
@@ -191,6 +191,20 @@ public final class Dl4jModel implements TrainableModel {
   @Override
   public void save(OutputStream out) throws IOException {
     ModelSerializer.writeModel(model, out, true);
+  }
+
+  /**
+   * Trains on {@code next} from now on: the same network rebuilt (e.g. by MST with other block
+   * slots for packed weights), so the output layout is unchanged.
+   */
+  void replace(Model next) {
+    if (!(next instanceof ComputationGraph) && !(next instanceof MultiLayerNetwork)) {
+      throw new IllegalArgumentException(
+          "next: "
+              + next.getClass().getName()
+              + "; expected a ComputationGraph or MultiLayerNetwork");
+    }
+    model = next;
   }
 
   @Override

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.deeplearning4j.nn.api.Model;
 import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.nd4j.autodiff.samediff.SameDiff;
@@ -83,6 +84,17 @@ public final class MstDriver implements SparsityDriver {
       lastCumulativeFlops = pendingState.getCumulativeFlops();
     }
     pendingState = null;
+  }
+
+  /** A DL4J model whose packed weights want other block slots continues on the rebuilt network. */
+  @Override
+  public void afterFit(TrainableModel model) {
+    if (model instanceof Dl4jModel d && d.unwrap() instanceof Model m) {
+      Model next = listener.nextModel(m);
+      if (next != m) {
+        d.replace(next);
+      }
+    }
   }
 
   @Override

@@ -4,12 +4,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.deeplearning4j.nn.api.Model;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.VariableType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sparseflow.examples.gpt.SameDiffGpt;
+import org.sparseflow.layers.api.SparseParams;
 import org.sparseflow.layers.config.AttentionSettings;
 import org.sparseflow.layers.config.DensityDistribution;
 import org.sparseflow.layers.config.SparsityConfig;
@@ -38,17 +40,32 @@ final class SparseExecution {
   private SparseExecution() {}
 
   /**
-   * The trainer runs packed MST on SameDiff models; a DL4J model given to it refuses packed storage
-   * (the library runs it, with a loop that takes MstListener.nextModel's rebuilt networks).
+   * A DL4J model brings its own storage. When it has packed block weights (layers built with
+   * storage = packed), MST drives them, the trainer taking the rebuilt network whenever a phase
+   * wants other block slots, and the default include ({@code .*}) narrows to them; {@code packed}
+   * (--storage packed) requires such weights.
    */
-  static MstConfig refusePacked(boolean packed, MstConfig mst) {
-    if (packed) {
-      throw new IllegalArgumentException(
-          "--storage packed: train runs MST on packed storage on the SameDiff models (DL4J models"
-              + " run it in their own loop with MstListener.nextModel); allowed: a SameDiff model"
-              + " (e.g. gpt-mini), or --storage masked");
+  static MstConfig dl4jStorage(boolean packed, MstConfig mst, Object model) {
+    List<String> names = new ArrayList<>();
+    if (model instanceof Model m) {
+      SparseParams.findPacked(m).stream()
+          .filter(p -> p.layout() != null)
+          .forEach(p -> names.add(p.name()));
     }
-    return mst;
+    if (packed && names.isEmpty()) {
+      throw new IllegalArgumentException(
+          "--storage packed: the DL4J model has no packed block weights; allowed: a model whose"
+              + " sparse layers were built with storage = packed (block patterns), a SameDiff"
+              + " model (e.g. gpt-mini), or --storage masked");
+    }
+    boolean defaultInclude = mst.getInclude().equals(List.of(".*")) && mst.getExclude().isEmpty();
+    if (names.isEmpty() || !defaultInclude) {
+      return mst;
+    }
+    MstConfig effective = MstConfig.fromJson(mst.toJson());
+    effective.setInclude(names);
+    LOG.info("MST drives the DL4J model's {} packed weights ({})", names.size(), names);
+    return effective;
   }
 
   /**

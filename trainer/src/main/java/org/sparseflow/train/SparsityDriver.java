@@ -16,6 +16,12 @@ public interface SparsityDriver {
   /** Called once before training (and again after a resume, after the model is loaded). */
   void attach(TrainableModel model, TrainConfig config);
 
+  /**
+   * Called after each training step's fit, before {@link #stepFlops}: MST hands a DL4J model with
+   * packed weights a network rebuilt for a new phase's block slots here.
+   */
+  default void afterFit(TrainableModel model) {}
+
   /** Global density of the sparsifiable weights (1.0 when dense). */
   double density();
 

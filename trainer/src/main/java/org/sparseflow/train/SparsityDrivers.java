@@ -99,7 +99,7 @@ public final class SparsityDrivers {
         MstConfig effective =
             model.unwrap() instanceof SameDiff sd
                 ? SparseExecution.rewrite(sd, mst, packed, c.steps)
-                : SparseExecution.refusePacked(packed, mst);
+                : SparseExecution.dl4jStorage(packed, mst, model.unwrap());
         return new Applied(model, new MstDriver(effective, label));
       }
 

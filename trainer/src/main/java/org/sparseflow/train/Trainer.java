@@ -141,6 +141,7 @@ public final class Trainer implements Stoppable {
         Nd4j.getRandom().setSeed(c.seed * 1_000_003L + step);
         long fitStart = System.nanoTime();
         double loss = model.fit(sampler.windows(step));
+        driver.afterFit(model);
         double stepSeconds = (System.nanoTime() - fitStart) / 1e9;
         if (!Double.isFinite(loss)) {
           throw new IllegalStateException(
