@@ -58,13 +58,19 @@ class PackedDl4jMstTest {
 
   /** x [8, 32] -> 64 (tanh) -> 16, MSE; both weights block8; layouts null for masked storage. */
   static MultiLayerNetwork mlp(String storage, double density, int[][] layouts) {
+    return mlp(storage, storage, density, layouts);
+  }
+
+  /** As {@link #mlp(String, double, int[][])} with a storage per layer. */
+  static MultiLayerNetwork mlp(
+      String hiddenStorage, String outputStorage, double density, int[][] layouts) {
     SparseDenseLayer.Builder h =
         new SparseDenseLayer.Builder()
             .nIn(32)
             .nOut(64)
             .pattern("block8")
             .density(density)
-            .storage(storage)
+            .storage(hiddenStorage)
             .activation(Activation.TANH);
     SparseOutputLayer.Builder o =
         new SparseOutputLayer.Builder(LossFunctions.LossFunction.MSE)
@@ -72,7 +78,7 @@ class PackedDl4jMstTest {
             .nOut(16)
             .pattern("block8")
             .density(density)
-            .storage(storage)
+            .storage(outputStorage)
             .activation(Activation.IDENTITY);
     if (layouts != null) {
       h.blockLayout(layouts[0]);
@@ -287,31 +293,7 @@ class PackedDl4jMstTest {
 
   @Test
   void packedAndMaskedWeightsSelectedTogetherAreRefused() {
-    MultiLayerNetwork net =
-        new MultiLayerNetwork(
-            new NeuralNetConfiguration.Builder()
-                .seed(7)
-                .dataType(DataType.DOUBLE)
-                .updater(new Adam(1e-2))
-                .list()
-                .layer(
-                    new SparseDenseLayer.Builder()
-                        .nIn(32)
-                        .nOut(64)
-                        .pattern("block8")
-                        .density(1.0)
-                        .storage("packed")
-                        .activation(Activation.TANH)
-                        .build())
-                .layer(
-                    new SparseOutputLayer.Builder(LossFunctions.LossFunction.MSE)
-                        .nIn(64)
-                        .nOut(16)
-                        .pattern("block8")
-                        .activation(Activation.IDENTITY)
-                        .build())
-                .build());
-    net.init();
+    MultiLayerNetwork net = mlp("packed", "masked", 1.0, null);
     net.setListeners(new MstListener(config(false)));
     RuntimeException e = assertThrows(RuntimeException.class, () -> net.fit(data().get(0)));
     Throwable t = e;

@@ -163,24 +163,8 @@ interface MaskedLinearLayer extends SparseWeightLayer {
 
   @Override
   default void setGrowthScores(String weightKey, double[] squares) {
-    PackedLayout l = packedLayout(weightKey);
-    if (l == null) {
-      throw new UnsupportedOperationException(
-          "layer '"
-              + linearConf().getLayerName()
-              + "': growth scores are computed for storage = packed with a block pattern; masked"
-              + " storage gives the dense gradient (setDenseGradientRequested)");
-    }
-    if (squares != null && squares.length != l.blockRows() * l.blockCols()) {
-      throw new IllegalArgumentException(
-          "squares has length "
-              + squares.length
-              + "; allowed: "
-              + l.blockRows() * l.blockCols()
-              + " (one per block of '"
-              + linearConf().getLayerName()
-              + "')");
-    }
+    PackedBlockWeights.checkGrowthSink(
+        linearConf().getLayerName(), "storage", packedLayout(weightKey), squares);
     masked().growthScores(squares);
   }
 

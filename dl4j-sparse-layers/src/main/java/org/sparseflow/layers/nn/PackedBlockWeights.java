@@ -12,6 +12,33 @@ import org.sparseflow.ops.packed.PackedLayout;
 final class PackedBlockWeights {
   private PackedBlockWeights() {}
 
+  /**
+   * Checks a growth-score sink for a packed block weight: a null layout means the weight is not
+   * packed in blocks ({@code storage} names the option that would make it so); the sink, when not
+   * null, has one entry per block of the weight.
+   */
+  static void checkGrowthSink(String layer, String storage, PackedLayout l, double[] squares) {
+    if (l == null) {
+      throw new UnsupportedOperationException(
+          "layer '"
+              + layer
+              + "': growth scores are computed for "
+              + storage
+              + " = packed with a block pattern; masked storage gives the dense gradient"
+              + " (setDenseGradientRequested)");
+    }
+    if (squares != null && squares.length != l.blockRows() * l.blockCols()) {
+      throw new IllegalArgumentException(
+          "squares has length "
+              + squares.length
+              + "; allowed: "
+              + l.blockRows() * l.blockCols()
+              + " (one per block of the weight of layer '"
+              + layer
+              + "')");
+    }
+  }
+
   /** Block slots of a packed param [slots * b, b]. */
   static int slots(INDArray packed, PackedLayout l) {
     return (int) (packed.length() / ((long) l.blockSize() * l.blockSize()));

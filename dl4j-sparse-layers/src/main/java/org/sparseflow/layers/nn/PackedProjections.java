@@ -131,24 +131,8 @@ final class PackedProjections {
 
   /** Turns the growth scores of packed block projection {@code w} on (a sink) or off (null). */
   void setGrowthScores(String w, double[] squares) {
-    PackedLayout l = layout(w);
-    if (l == null) {
-      throw new UnsupportedOperationException(
-          "layer '"
-              + conf.get().getLayerName()
-              + "': growth scores are computed for projectionStorage = packed with a block"
-              + " pattern");
-    }
-    if (squares != null && squares.length != l.blockRows() * l.blockCols()) {
-      throw new IllegalArgumentException(
-          "squares has length "
-              + squares.length
-              + "; allowed: "
-              + l.blockRows() * l.blockCols()
-              + " (one per block of "
-              + w
-              + ")");
-    }
+    PackedBlockWeights.checkGrowthSink(
+        conf.get().getLayerName(), "projectionStorage", layout(w), squares);
     if (squares == null) {
       growth.remove(w);
     } else {
