@@ -168,6 +168,7 @@ final class Dl4jAdapter {
     if (packed == null || !packed.wantsRebuild()) {
       return model;
     }
+    long t0 = System.nanoTime();
     PackedDl4jWeights.Rebuilt r = packed.rebuild(model, core);
     packed = r.weights();
     packed.collectGrowthScores(core.needsDenseGradient(core.step()));
@@ -180,7 +181,10 @@ final class Dl4jAdapter {
       slots.put(name, packed.weight(name).slots());
     }
     LOG.info(
-        "MST rebuilt the model at step {} for the new phase's block slots {}", core.step(), slots);
+        "MST rebuilt the model at step {} in {} ms for the new phase's block slots {}",
+        core.step(),
+        (System.nanoTime() - t0) / 1_000_000,
+        slots);
     return r.model();
   }
 
