@@ -41,6 +41,7 @@ final class Dl4jAdapter {
   private final Map<String, float[]> capturedGrads = new HashMap<>();
   private List<Dl4jWeights.Binding> bindings;
   private PackedDl4jWeights packed; // the selected packed weights (empty for masked storage)
+  private Model packedModel; // the model whose packed weights MST drives (replaced by rebuilds)
   private boolean ownAttentionApplier; // the attention applier is this adapter's (on the model)
   private boolean warnedNoUpdate; // update scaling found no update for a bound weight
 
@@ -77,6 +78,7 @@ final class Dl4jAdapter {
     packed = PackedDl4jWeights.of(model, core);
     bindings = Dl4jWeights.find(model, core.config());
     if (!packed.isEmpty()) {
+      packedModel = model;
       bindPacked(model);
       return;
     }
@@ -169,8 +171,10 @@ final class Dl4jAdapter {
       return model;
     }
     long t0 = System.nanoTime();
+    checkPackedModel(model);
     PackedDl4jWeights.Rebuilt r = packed.rebuild(model, core);
     packed = r.weights();
+    packedModel = r.model();
     packed.collectGrowthScores(core.needsDenseGradient(core.step()));
     if (ownAttentionApplier) {
       bindAttention(r.model());
@@ -191,6 +195,7 @@ final class Dl4jAdapter {
   void onGradientCalculation(Model model) {
     bind(model);
     if (!packed.isEmpty()) {
+      checkPackedModel(model);
       checkNoWaitingLayout();
       return; // packed gradients cover the kept blocks only
     }
@@ -203,6 +208,16 @@ final class Dl4jAdapter {
         }
       }
       b.maskGradient(model);
+    }
+  }
+
+  /** Refuses to drive a model other than the one MST's packed weights belong to. */
+  private void checkPackedModel(Model model) {
+    if (model != packedModel) {
+      throw new IllegalStateException(
+          "MST drives the packed weights of the model MstListener.nextModel returned last; this"
+              + " is another one (an older model MST has replaced?); allowed: train the model"
+              + " nextModel returned, or a new MstListener for another model");
     }
   }
 

@@ -252,6 +252,26 @@ class PackedDl4jMstTest {
   }
 
   @Test
+  void trainingTheModelMstReplacedIsRefused() {
+    List<DataSet> d = data();
+    MultiLayerNetwork net = packedTwin(mlp("masked", 0.5, null), config(true));
+    MstListener mst = new MstListener(config(true));
+    net.setListeners(mst);
+    MultiLayerNetwork old = net;
+    int t = 0;
+    while (net == old) {
+      net.fit(d.get(t++));
+      net = (MultiLayerNetwork) mst.nextModel(net);
+    }
+    RuntimeException e = assertThrows(RuntimeException.class, () -> old.fit(d.get(0)));
+    Throwable c = e;
+    while (c.getCause() != null && !c.getMessage().contains("nextModel returned")) {
+      c = c.getCause();
+    }
+    assertTrue(c.getMessage().contains("nextModel returned"), e.toString());
+  }
+
+  @Test
   void saveLoadResumeContinuesIdentically() throws Exception {
     List<DataSet> d = data();
     MultiLayerNetwork a = packedTwin(mlp("masked", 0.5, null), config(true));

@@ -14,18 +14,25 @@ import java.util.List;
 import java.util.Map;
 import org.deeplearning4j.gradientcheck.GradientCheckUtil;
 import org.deeplearning4j.nn.conf.MultiLayerConfiguration;
+import org.deeplearning4j.nn.conf.NeuralNetConfiguration;
+import org.deeplearning4j.nn.conf.RNNFormat;
+import org.deeplearning4j.nn.conf.layers.RnnOutputLayer;
+import org.deeplearning4j.nn.conf.layers.recurrent.TimeDistributed;
+import org.deeplearning4j.nn.graph.ComputationGraph;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
 import org.deeplearning4j.util.ModelSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.nd4j.linalg.activations.Activation;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.dataset.DataSet;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.config.Adam;
 import org.nd4j.linalg.learning.config.NoOp;
+import org.nd4j.linalg.lossfunctions.LossFunctions;
 import org.sparseflow.layers.api.PackedModels;
 import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParams;
@@ -216,6 +223,67 @@ class PackedSlotsTest {
         assertThrows(
             IllegalArgumentException.class, () -> PackedModels.withSlots(big, Map.of("0_b", 4)));
     assertTrue(e.getMessage().contains("'0_b'"), e.getMessage());
+  }
+
+  /** in [2, 16, 6] -> TimeDistributed(packed SparseDenseLayer 16 -> 24) -> RNN output 3. */
+  private static ComputationGraph wrappedGraph() {
+    ComputationGraph g =
+        new ComputationGraph(
+            new NeuralNetConfiguration.Builder()
+                .seed(5)
+                .dataType(DataType.DOUBLE)
+                .updater(new Adam(0.02))
+                .graphBuilder()
+                .addInputs("in")
+                .addLayer(
+                    "mlp",
+                    new TimeDistributed(
+                        new SparseDenseLayer.Builder()
+                            .nIn(16)
+                            .nOut(24)
+                            .pattern("block8")
+                            .density(0.5)
+                            .storage("packed")
+                            .activation(Activation.TANH)
+                            .build(),
+                        RNNFormat.NCW),
+                    "in")
+                .addLayer(
+                    "out",
+                    new RnnOutputLayer.Builder(LossFunctions.LossFunction.MSE)
+                        .nIn(24)
+                        .nOut(3)
+                        .activation(Activation.IDENTITY)
+                        .dataFormat(RNNFormat.NCW)
+                        .build(),
+                    "mlp")
+                .setOutputs("out")
+                .build());
+    g.init();
+    return g;
+  }
+
+  @Test
+  void withSlotsRebuildsAGraphThroughAWrapperAndTrainsOnIdentically() {
+    ComputationGraph a = wrappedGraph();
+    ComputationGraph b = wrappedGraph();
+    Nd4j.getRandom().setSeed(4);
+    org.nd4j.linalg.dataset.DataSet d =
+        new org.nd4j.linalg.dataset.DataSet(
+            Nd4j.rand(DataType.DOUBLE, 2, 16, 6), Nd4j.rand(DataType.DOUBLE, 2, 3, 6));
+    a.fit(d);
+    b.fit(d);
+    List<PackedSparseParam> p = SparseParams.findPacked(b);
+    assertEquals(List.of("mlp_W"), p.stream().map(PackedSparseParam::name).toList());
+    ComputationGraph big = (ComputationGraph) PackedModels.withSlots(b, Map.of("mlp_W", 6));
+    assertEquals(6, SparseParams.findPacked(big).get(0).slots());
+    assertTrue(
+        a.outputSingle(d.getFeatures()).equalsWithEps(big.outputSingle(d.getFeatures()), 1e-12));
+    for (int s = 0; s < 3; s++) {
+      a.fit(d);
+      big.fit(d);
+      assertEquals(a.score(), big.score(), 1e-12, "step " + s + ": Adam state carried over");
+    }
   }
 
   @Test
