@@ -262,12 +262,10 @@ class SparkMstTrainerTest {
   void gptStyleCausalAttentionModelKeepsMasksMatchesSingleMachineAndResumes(@TempDir File tmp)
       throws Exception {
     // 6 intervals of 32 steps (192 synchronous steps), Adam 3e-2 decaying to 3e-3: both runs end
-    // within 2 % of
-    // the Bayes-optimal validation loss (6.63). Shorter runs with a constant rate stop on the noise
-    // floor of
-    // their optimizer, where the Spark-vs-single gap depended on the data seed (up to 2.7 % with 96
-    // steps, 4 %
-    // with 48); see docs/scale-out.md.
+    // within 2 % of the Bayes-optimal validation loss (6.63). Shorter runs with a constant rate
+    // stop
+    // on the noise floor of their optimizer, where the Spark-vs-single gap depended on the data
+    // seed (up to 2.7 % with 96 steps, 4 % with 48); see docs/scale-out.md.
     int intervals = 6;
     int deltaT = 32;
     MstConfig cfg = CausalLmFixtures.mst(deltaT, intervals);

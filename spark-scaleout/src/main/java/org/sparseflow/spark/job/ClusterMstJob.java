@@ -257,8 +257,7 @@ public final class ClusterMstJob implements Callable<Integer> {
     final String mask = networkMask;
     final double t = threshold;
     return () -> {
-      // the driver (mesh root) takes its port from the same supplier: base; executor i: base + 1 +
-      // i
+      // the driver (mesh root) takes its port from the same supplier: base; executor i: base+1+i
       VoidConfiguration voidConf =
           VoidConfiguration.builder()
               .controllerAddress(host)
