@@ -36,6 +36,24 @@ final class ParameterServerRelease {
 
   private ParameterServerRelease() {}
 
+  /** Aeron's switch that deletes an embedded media driver's directory when the driver closes. */
+  static final String AERON_DELETE_ON_SHUTDOWN = "aeron.dir.delete.on.shutdown";
+
+  /**
+   * Makes the transports this JVM starts from now on delete their Aeron directory when they shut
+   * down, unless the user set the switch. Every {@code AeronUdpTransport} launches an embedded
+   * media driver in a fresh {@code /dev/shm/aeron-root-<uuid>} directory (17 to 400 MB) and closes
+   * it without deleting it, and gradient-sharing MST starts one transport per interval in the
+   * driver and in every executor. On the test host a day of test runs filled the 24 GiB {@code
+   * /dev/shm}; new transports then failed to connect ("Can't establish connection") and the job
+   * hung. Call it before the first transport of a JVM starts.
+   */
+  static void deleteAeronDirectoriesOnShutdown() {
+    if (System.getProperty(AERON_DELETE_ON_SHUTDOWN) == null) {
+      System.setProperty(AERON_DELETE_ON_SHUTDOWN, "true");
+    }
+  }
+
   /** Stops the parameter server of this JVM, if it runs, and releases its transport's threads. */
   static synchronized void shutdown() {
     ModelParameterServer mps = ModelParameterServer.getInstance();

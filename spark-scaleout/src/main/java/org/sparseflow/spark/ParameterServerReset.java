@@ -30,6 +30,7 @@ final class ParameterServerReset implements FlatMapFunction<Iterator<DataSet>, D
 
   @Override
   public Iterator<DataSet> call(Iterator<DataSet> data) {
+    ParameterServerRelease.deleteAeronDirectoriesOnShutdown(); // before this executor's transport
     String executor = MaskGuardListener.executorId();
     if (!executor.isEmpty() && executor.chars().allMatch(Character::isDigit)) {
       reset(generation);

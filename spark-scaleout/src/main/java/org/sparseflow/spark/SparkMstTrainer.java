@@ -138,6 +138,7 @@ public final class SparkMstTrainer extends IntervalMstTrainer<MultiLayerNetwork,
     this.sc = sc;
     this.masters = masters;
     this.numWorkers = numWorkers;
+    ParameterServerRelease.deleteAeronDirectoriesOnShutdown(); // the driver's mesh roots
     mst.bind(net);
   }
 

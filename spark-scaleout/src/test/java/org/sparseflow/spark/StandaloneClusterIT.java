@@ -156,25 +156,46 @@ class StandaloneClusterIT {
         loss, b.get("loss").asDouble(), 1e-6 * loss, "resumed run ends where the full one does");
   }
 
+  /**
+   * What DL4J 1.0.0-M2's Aeron transport logs when a new mesh connection is not up within its fixed
+   * 10 seconds (it happens on a heavily loaded host); the application then waits forever.
+   */
+  static final String TRANSPORT_GAVE_UP = "Can't establish connection afet 10 seconds";
+
+  /**
+   * Submits the gradient-sharing application as {@code name}, writing its result to {@code out}.
+   */
+  static Process submitGradientSharing(String name, Path out) throws IOException {
+    return submit(
+        name,
+        "--mode",
+        "GRAD_SHARE",
+        "--intervals",
+        Integer.toString(GS_INTERVALS),
+        "--reference",
+        "--transport-base-port",
+        Integer.toString(freeUdpPorts(WORKERS + 1)),
+        "--result",
+        out.toString());
+  }
+
   @Test
   void gradientSharingExchangesUpdatesBetweenExecutorJvms() throws Exception {
     Path out = dir.resolve("gs.json");
-    Process p =
-        submit(
-            "gs",
-            "--mode",
-            "GRAD_SHARE",
-            "--intervals",
-            Integer.toString(GS_INTERVALS),
-            "--reference",
-            "--transport-base-port",
-            Integer.toString(freeUdpPorts(WORKERS + 1)),
-            "--result",
-            out.toString());
-    assertExit(p, "gs");
+    String name = "gs";
+    Process p = submitGradientSharing(name, out);
+    if (transportGaveUp(p, dir.resolve(name + ".log"))) {
+      // DL4J's transport, not SparseFlow, stopped this run (see TRANSPORT_GAVE_UP): one new try
+      System.out.println(
+          "NOTE spark-cluster grad-share: DL4J's Aeron transport did not connect within its fixed"
+              + " 10 s (loaded host); submitting the application once more");
+      name = "gs-again";
+      p = submitGradientSharing(name, out);
+    }
+    assertExit(p, name);
     JsonNode r = json(out);
     assertAudits(r, GS_INTERVALS, 0);
-    assertDriverLoggedAudits(dir.resolve("gs.log"), GS_INTERVALS);
+    assertDriverLoggedAudits(dir.resolve(name + ".log"), GS_INTERVALS);
     Map<String, Long> received = new TreeMap<>();
     for (JsonNode interval : r.get("intervals")) {
       for (Iterator<Map.Entry<String, JsonNode>> it = interval.get("executors").fields();
@@ -270,6 +291,24 @@ class StandaloneClusterIT {
     return script(args.toArray(new String[0]))
         .redirectOutput(dir.resolve(name + ".log").toFile())
         .start();
+  }
+
+  /**
+   * Waits for the application; when its log shows that DL4J's transport gave up connecting, stops
+   * it and returns true (it would hang until the timeout). Returns false when it ended or the
+   * timeout passed (for {@link #assertExit} to report).
+   */
+  static boolean transportGaveUp(Process p, Path log) throws Exception {
+    long deadline = System.currentTimeMillis() + APP_TIMEOUT_S * 1000;
+    while (System.currentTimeMillis() < deadline && !p.waitFor(2, TimeUnit.SECONDS)) {
+      if (Files.exists(log)
+          && Files.readString(log, StandardCharsets.UTF_8).contains(TRANSPORT_GAVE_UP)) {
+        p.destroyForcibly();
+        p.waitFor(60, TimeUnit.SECONDS);
+        return true;
+      }
+    }
+    return false;
   }
 
   static void assertExit(Process p, String name) throws Exception {
