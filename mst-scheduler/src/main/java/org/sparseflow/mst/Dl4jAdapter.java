@@ -12,7 +12,6 @@ import org.deeplearning4j.nn.api.Model;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParams;
 import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.layers.nn.SparseAttentionLayer;
@@ -22,7 +21,6 @@ import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.mst.dl4j.Dl4jWeights;
 import org.sparseflow.ops.packed.PackedLayout;
-import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * MST for a DL4J MultiLayerNetwork / ComputationGraph (DL4J 1.0.0-M2.1 call order, checked by the
@@ -61,11 +59,13 @@ final class Dl4jAdapter {
     PackedDl4jWeights packed = PackedDl4jWeights.of(model, fresh);
     if (!packed.isEmpty()) {
       PackedLayouts.register(fresh, packed.layouts());
-      values = packed.denseValues();
+      values = magnitude ? packed.denseValues() : values;
     } else {
       for (Dl4jWeights.Binding b : Dl4jWeights.find(model, config)) {
         fresh.register(b.name, b.rows, b.cols);
-        values.put(b.name, rowMajor(b.weight));
+        if (magnitude) {
+          values.put(b.name, rowMajor(b.weight));
+        }
       }
     }
     return fresh.initialize(magnitude ? values : null);
@@ -126,31 +126,18 @@ final class Dl4jAdapter {
     if (!bindings.isEmpty()) {
       throw new IllegalArgumentException(
           "MST config selects packed weights "
-              + packed.layouts().keySet()
+              + packed.names()
               + " and masked or stock ones "
               + bindings.stream().map(b -> b.name).toList()
               + "; allowed: one storage for all selected weights (narrow 'include' or build the"
               + " layers with one storage)");
     }
-    PackedLayouts.register(core, packed.layouts());
-    if (owner.restorePending()) {
-      PackedLayouts.checkMatches(packed.layouts(), core.masks());
-    } else {
-      PackedLayouts.checkStartLevel(
-          core,
-          packed.layouts(),
-          "pack every block for a dense warm-up (density = 1 with storage = packed)");
-      // draw the first masks as a masked run does (same draws, so the same random stream after
-      // them); layouts that are exactly these start where a masked run starts
-      Map<String, LayerMask> layouts = packed.masks(MaskPattern.parse(core.config().getPattern()));
-      boolean magnitude = core.config().getInitialMask() == InitialMask.MAGNITUDE;
-      Map<String, LayerMask> drawn =
-          new LinkedHashMap<>(core.initialize(magnitude ? packed.denseValues() : null));
-      if (!drawn.equals(layouts)) {
-        LOG.info("MST starts from the packed layouts, which are not its own first masks");
-        core.initializeFrom(layouts);
-      }
-    }
+    PackedLayouts.bind(
+        core,
+        packed.layouts(),
+        owner::restorePending,
+        packed::denseValues,
+        "pack every block for a dense warm-up (density = 1 with storage = packed)");
     packed.apply(null, core, core.step());
     packed.collectGrowthScores(core.needsDenseGradient(core.step()));
     bindAttention(model);
@@ -181,7 +168,7 @@ final class Dl4jAdapter {
       owner.reapplyAttention();
     }
     Map<String, Integer> slots = new LinkedHashMap<>();
-    for (String name : packed.layouts().keySet()) {
+    for (String name : packed.names()) {
       slots.put(name, packed.weight(name).slots());
     }
     LOG.info(
@@ -304,15 +291,17 @@ final class Dl4jAdapter {
       return;
     }
     boolean correct = core.config().isResetBiasCorrection();
-    for (String name : packed.layouts().keySet()) {
+    for (String name : packed.names()) {
       INDArray u = model.gradient().gradientForVariable().get(name);
       if (u == null) {
         continue;
       }
-      PackedSparseParam w = packed.weight(name);
-      double[] betas = correct ? Dl4jWeights.adamBetas(w.weightKey(), w.modelLayer()) : null;
       scaler.correctAppliedPackedStep(
-          name, w.packedValues(), u, betas, unit -> packed.slotOf(name, unit));
+          name,
+          packed.weight(name).packedValues(),
+          u,
+          correct ? packed.adamBetas(name) : null,
+          unit -> packed.slotOf(name, unit));
     }
   }
 

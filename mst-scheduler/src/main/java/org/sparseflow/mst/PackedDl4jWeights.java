@@ -1,16 +1,17 @@
 package org.sparseflow.mst;
 
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.deeplearning4j.nn.api.Model;
 import org.sparseflow.layers.api.PackedModels;
 import org.sparseflow.layers.api.PackedSparseParam;
 import org.sparseflow.layers.api.SparseParams;
-import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
+import org.sparseflow.mst.dl4j.Dl4jWeights;
 import org.sparseflow.ops.packed.PackedLayout;
-import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * MST on DL4J weights in packed storage ({@code storage = packed} SparseFlow layers, reached
@@ -37,6 +38,7 @@ final class PackedDl4jWeights {
 
   private final Map<String, PackedSparseParam> weights = new LinkedHashMap<>();
   private final Map<String, double[]> growthSquares = new LinkedHashMap<>();
+  private final Map<String, double[]> betas = new HashMap<>();
   private final PackedLayouts capacities;
   private final Map<String, Integer> pendingSlots = new LinkedHashMap<>();
   private final Map<String, PackedLayout> pendingLayouts = new LinkedHashMap<>();
@@ -91,11 +93,6 @@ final class PackedDl4jWeights {
     return out;
   }
 
-  /** The layouts as MST masks (the start of a fresh run). */
-  Map<String, LayerMask> masks(MaskPattern pattern) {
-    return PackedLayouts.masks(layouts(), pattern);
-  }
-
   /** Each weight as dense row-major [rows, cols] values, zero outside its kept blocks. */
   Map<String, float[]> denseValues() {
     Map<String, float[]> out = new LinkedHashMap<>();
@@ -141,6 +138,20 @@ final class PackedDl4jWeights {
     return weights.get(layer).layout().slotOf(unit);
   }
 
+  /** The MST layer names of the weights, in layer order. */
+  Set<String> names() {
+    return weights.keySet();
+  }
+
+  /** β1, β2 of the Adam updater of {@code layer}'s weight, or null for other updaters (cached). */
+  double[] adamBetas(String layer) {
+    if (!betas.containsKey(layer)) {
+      PackedSparseParam w = weights.get(layer);
+      betas.put(layer, Dl4jWeights.adamBetas(w.weightKey(), w.modelLayer()));
+    }
+    return betas.get(layer);
+  }
+
   /** The packed weight MST knows as {@code layer}. */
   PackedSparseParam weight(String layer) {
     return weights.get(layer);
@@ -151,7 +162,7 @@ final class PackedDl4jWeights {
    * {@code next} wants (made real by {@link #rebuild}).
    */
   void apply(Map<String, TopologyUpdater.Result> res, MstCore core, long next) {
-    Map<String, Integer> capacity = capacities.capacities(core, next, layouts());
+    Map<String, Integer> capacity = capacities.capacities(core, next, this::layouts);
     for (Map.Entry<String, PackedSparseParam> e : weights.entrySet()) {
       PackedSparseParam w = e.getValue();
       TopologyUpdater.Result r = res == null ? null : res.get(e.getKey());

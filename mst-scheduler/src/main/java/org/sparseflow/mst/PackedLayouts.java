@@ -3,7 +3,12 @@ package org.sparseflow.mst;
 import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.nd4j.linalg.api.ndarray.INDArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.sparseflow.layers.config.InitialMask;
 import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.Phase;
@@ -17,6 +22,7 @@ import org.sparseflow.ops.pattern.MaskPattern;
  * registration order.
  */
 final class PackedLayouts {
+  private static final Logger LOG = LoggerFactory.getLogger(PackedLayouts.class);
 
   /** The phase the capacities were last fitted to (null before the first fit). */
   private Phase capacityPhase;
@@ -78,6 +84,38 @@ final class PackedLayouts {
                 + s.getUltraSparsity()
                 + ": MstConfig.withSparseStart(), train --sparse-start), or storage: masked");
       }
+    }
+  }
+
+  /**
+   * Binds packed weights to {@code core}: registers them, then either checks them against the state
+   * {@code restore} restores (it says whether there was one) or starts MST from them. A fresh start
+   * draws the first masks as a masked run does (same draws, so the same random stream after them);
+   * layouts that are exactly these start where a masked run starts, other layouts become the first
+   * masks.
+   *
+   * @param denseValues the weights as dense row-major values, asked for only by magnitude masks
+   * @param howToPack how the caller's framework packs at MST's first masks (for the error)
+   */
+  static void bind(
+      MstCore core,
+      Map<String, PackedLayout> layouts,
+      BooleanSupplier restore,
+      Supplier<Map<String, float[]>> denseValues,
+      String howToPack) {
+    register(core, layouts);
+    if (restore.getAsBoolean()) { // a saved state is restored into the registered layers
+      checkMatches(layouts, core.masks());
+      return;
+    }
+    checkStartLevel(core, layouts, howToPack);
+    Map<String, LayerMask> masks = masks(layouts, MaskPattern.parse(core.config().getPattern()));
+    boolean magnitude = core.config().getInitialMask() == InitialMask.MAGNITUDE;
+    Map<String, LayerMask> drawn =
+        new LinkedHashMap<>(core.initialize(magnitude ? denseValues.get() : null));
+    if (!drawn.equals(masks)) {
+      LOG.info("MST starts from the packed layouts, which are not its own first masks");
+      core.initializeFrom(masks);
     }
   }
 
@@ -149,13 +187,15 @@ final class PackedLayouts {
    * of the schedule's target allows over the rest of that phase; null while the phase is the one
    * the capacities were last fitted to.
    */
-  Map<String, Integer> capacities(MstCore core, long next, Map<String, PackedLayout> layouts) {
+  Map<String, Integer> capacities(
+      MstCore core, long next, Supplier<Map<String, PackedLayout>> currentLayouts) {
     SparsitySchedule s = core.config().getSchedule();
     long total = s.getTotalSteps();
     Phase phase = s.phaseAt(Math.min(next, total - 1));
     if (phase == capacityPhase) {
-      return null;
+      return null; // every step but a phase's first: nothing to build
     }
+    Map<String, PackedLayout> layouts = currentLayouts.get();
     capacityPhase = phase;
     double least = s.sparsityAt(Math.min(next, total - 1));
     for (long t = next; t < total && s.phaseAt(t) == phase; t++) {

@@ -4,18 +4,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import org.nd4j.autodiff.functions.DifferentialFunction;
 import org.nd4j.autodiff.samediff.SameDiff;
 import org.nd4j.autodiff.samediff.internal.SameDiffOp;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.nd4j.linalg.learning.GradientUpdater;
-import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
 import org.sparseflow.ops.packed.PackedBlockLinear;
 import org.sparseflow.ops.packed.PackedLayout;
-import org.sparseflow.ops.pattern.MaskPattern;
 import org.sparseflow.ops.samediff.BasePackedMatmulOp;
 import org.sparseflow.ops.samediff.PackedMatmulBpOp;
 import org.sparseflow.ops.samediff.PackedMatmulOp;
@@ -123,9 +122,18 @@ final class PackedSameDiffWeights {
     return null;
   }
 
-  /** Registers every packed weight with the core, in the packed ops' orientation. */
-  void register(MstCore core) {
-    PackedLayouts.register(core, layouts());
+  /**
+   * Binds the packed weights to {@code core} in the packed ops' orientation: checks them against
+   * the state {@code restore} restores, or starts MST from them (see {@link PackedLayouts#bind}).
+   */
+  void bind(MstCore core, BooleanSupplier restore) {
+    PackedLayouts.bind(
+        core,
+        layouts(),
+        restore,
+        this::denseValues,
+        "pack at MST's first masks (Sparsify.apply(cfg, sd, MstListener.firstMasks(config, sd)),"
+            + " as train --storage packed does)");
   }
 
   /** The current layout of every weight, by MST layer name. */
@@ -133,23 +141,6 @@ final class PackedSameDiffWeights {
     Map<String, PackedLayout> out = new LinkedHashMap<>();
     weights.forEach((k, w) -> out.put(k, w.layout));
     return out;
-  }
-
-  /**
-   * Refuses layouts sparser than a dense warm-up's first level (see {@link
-   * PackedLayouts#checkStartLevel}).
-   */
-  void checkStartLevel(MstCore core) {
-    PackedLayouts.checkStartLevel(
-        core,
-        layouts(),
-        "pack at MST's first masks (Sparsify.apply(cfg, sd, MstListener.firstMasks(config, sd)),"
-            + " as train --storage packed does)");
-  }
-
-  /** The layouts as MST masks (the start of a fresh run). */
-  Map<String, LayerMask> masks(MaskPattern pattern) {
-    return PackedLayouts.masks(layouts(), pattern);
   }
 
   /** Each weight as dense row-major [rows, cols] values, zero outside its kept blocks. */
@@ -163,11 +154,6 @@ final class PackedSameDiffWeights {
       out.put(e.getKey(), MstArrays.rowMajor(PackedBlockLinear.unpack(values, l)));
     }
     return out;
-  }
-
-  /** After a restore: the ops' layouts (saved with the graph) must be MST's saved masks. */
-  void checkMatches(Map<String, LayerMask> masks) {
-    PackedLayouts.checkMatches(layouts(), masks);
   }
 
   /** Per layer: the L2 norm of each kept block's values (0 for the other blocks). */
@@ -234,7 +220,7 @@ final class PackedSameDiffWeights {
       Map<String, GradientUpdater> updaters,
       MstCore core,
       long next) {
-    Map<String, Integer> capacity = capacities.capacities(core, next, layouts());
+    Map<String, Integer> capacity = capacities.capacities(core, next, this::layouts);
     for (Map.Entry<String, Weight> e : weights.entrySet()) {
       Weight w = e.getValue();
       TopologyUpdater.Result r = res == null ? null : res.get(e.getKey());

@@ -24,7 +24,6 @@ import org.sparseflow.mst.core.LayerMask;
 import org.sparseflow.mst.core.MstConfig;
 import org.sparseflow.mst.core.MstCore;
 import org.sparseflow.mst.core.TopologyUpdater;
-import org.sparseflow.ops.pattern.MaskPattern;
 
 /**
  * MST for a SameDiff graph: {@code opExecution} of "&lt;W&gt;-grad" captures the dense gradient,
@@ -160,24 +159,7 @@ final class SameDiffAdapter {
               + "; allowed: one storage for all selected weights (narrow 'include' or rewrite the"
               + " graph with one storage)");
     }
-    packed.register(core);
-    if (owner.restorePending()) {
-      packed.checkMatches(core.masks());
-    } else {
-      packed.checkStartLevel(core);
-      // draw the first masks as a masked run does (same draws, so the same random stream after
-      // them); packed at MST's first masks, the layouts are exactly these
-      Map<String, LayerMask> layouts = packed.masks(MaskPattern.parse(core.config().getPattern()));
-      boolean magnitude = core.config().getInitialMask() == InitialMask.MAGNITUDE;
-      Map<String, LayerMask> drawn =
-          new LinkedHashMap<>(core.initialize(magnitude ? packed.denseValues() : null));
-      if (!drawn.equals(layouts)) {
-        LOG.info(
-            "MST starts from the packed layouts, which are not its own first masks (pack with"
-                + " MstListener.firstMasks for the masked run's start)");
-        core.initializeFrom(layouts);
-      }
-    }
+    packed.bind(core, owner::restorePending);
     // before the first step SameDiff has no updater state yet (nothing to move, nothing to warn of)
     packed.apply(
         null, attached != null ? attached.getUpdaterMap() : sd.getUpdaterMap(), core, core.step());

@@ -1,6 +1,5 @@
 package org.sparseflow.layers.api;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.deeplearning4j.nn.api.Layer;
@@ -79,7 +78,8 @@ public final class PackedSparseParam extends WeightHandle {
 
   /** Live view of the kept blocks' values [keptBlocks * b, b] (n:m: all packed values). */
   public INDArray keptValues() {
-    return keptPart(packedValues());
+    PackedLayout l = layout();
+    return l == null ? packedValues() : PackedBlockLinear.keptBlocks(packedValues(), l);
   }
 
   /**
@@ -88,14 +88,6 @@ public final class PackedSparseParam extends WeightHandle {
    */
   public int slots() {
     return layer.packedSlots(key);
-  }
-
-  private INDArray keptPart(INDArray packed) {
-    PackedLayout l = layout();
-    if (l == null || packed.length() == l.packedLength()) {
-      return packed;
-    }
-    return PackedBlockLinear.leadingBlocks(packed, l.keptBlocks(), l.blockSize());
   }
 
   /** The dense weight [nIn, nOut]: kept blocks filled in, exact zeros elsewhere (a new array). */
@@ -121,37 +113,13 @@ public final class PackedSparseParam extends WeightHandle {
           "'" + name + "' has an n:m layout; relayout needs a packed block layout");
     }
     int slots = slots();
-    if (to == null
-        || to.rows() != from.rows()
-        || to.cols() != from.cols()
-        || to.blockSize() != from.blockSize()
-        || to.keptBlocks() > slots) {
-      throw new IllegalArgumentException(
-          "to = "
-              + to
-              + " is not allowed for '"
-              + name
-              + "'; allowed: a layout of the same ["
-              + from.rows()
-              + ", "
-              + from.cols()
-              + "] weight in blocks of "
-              + from.blockSize()
-              + " keeping at most "
-              + slots
-              + " blocks (its slots; PackedModels.withSlots gives more)");
-    }
+    // the layer validates the layout (shape, block size, at most its slots) before it takes it,
+    // and the arrays cannot fail to move after that: a refused layout changes nothing
+    layer.setPackedLayout(key, to);
     INDArray values = packedValues();
-    List<INDArray> states = updaterState();
-    INDArray moved = PackedBlockLinear.relayout(values, from, to, slots);
-    List<INDArray> movedStates = new ArrayList<>();
-    for (INDArray st : states) {
-      movedStates.add(PackedBlockLinear.relayout(st, from, to, slots));
-    }
-    layer.setPackedLayout(key, to); // validates before anything is written
-    values.assign(moved.reshape(values.shape()));
-    for (int i = 0; i < states.size(); i++) {
-      states.get(i).assign(movedStates.get(i).reshape(states.get(i).shape()));
+    values.assign(PackedBlockLinear.relayout(values, from, to, slots).reshape(values.shape()));
+    for (INDArray st : updaterState()) {
+      st.assign(PackedBlockLinear.relayout(st, from, to, slots).reshape(st.shape()));
     }
   }
 
@@ -212,11 +180,7 @@ public final class PackedSparseParam extends WeightHandle {
    * after the kept blocks are ignored.
    */
   public static INDArray unpack(INDArray packed, PackedLayout layout) {
-    INDArray kept =
-        packed.length() > layout.packedLength()
-            ? PackedBlockLinear.leadingBlocks(packed, layout.keptBlocks(), layout.blockSize())
-            : packed;
-    return PackedBlockLinear.unpack(kept, layout);
+    return PackedBlockLinear.unpack(PackedBlockLinear.keptBlocks(packed, layout), layout);
   }
 
   /** Packs the kept n:m weights of a dense [rows, cols] weight into a new array. */

@@ -145,6 +145,18 @@ public class CausalSelfAttentionLayer extends SparseFlowFeedForwardLayer {
     return c > 0 ? c : projectionLayouts[i].length;
   }
 
+  /**
+   * Gives packed projection i (q, k, v, o) {@code slots} block slots; the other projections keep
+   * theirs, which become explicit capacities.
+   */
+  void setProjectionSlots(int i, int slots) {
+    int[] caps = new int[4];
+    for (int k = 0; k < 4; k++) {
+      caps[k] = k == i ? slots : projectionSlots(k);
+    }
+    setProjectionCapacities(caps);
+  }
+
   /** Checks projectionCapacities against the layouts (packed block projections only). */
   private void checkCapacities(PatternSpec ps) {
     if (projectionCapacities == null) {

@@ -44,16 +44,9 @@ final class PackedBlockWeights {
     return (int) (packed.length() / ((long) l.blockSize() * l.blockSize()));
   }
 
-  /** The kept blocks' part of a packed array (the array itself when it has no spare slots). */
-  static INDArray kept(INDArray packed, PackedLayout l) {
-    return packed.length() == l.packedLength()
-        ? packed
-        : PackedBlockLinear.leadingBlocks(packed, l.keptBlocks(), l.blockSize());
-  }
-
   /** y = x W + bias on the kept blocks. */
   static INDArray forward(INDArray x, INDArray packed, INDArray bias, PackedLayout l) {
-    return PackedBlockLinear.forward(x, kept(packed, l), bias, l);
+    return PackedBlockLinear.forward(x, PackedBlockLinear.keptBlocks(packed, l), bias, l);
   }
 
   /**
@@ -71,12 +64,13 @@ final class PackedBlockWeights {
     if (growth != null) {
       PackedBlockLinear.addDenseBlockSquares(x, dy, l.blockSize(), growth);
     }
-    INDArray keptGrad = kept(gradView, l);
+    INDArray keptGrad = PackedBlockLinear.keptBlocks(gradView, l);
     if (keptGrad != gradView) {
       PackedBlockLinear.blocks(
               gradView, l.keptBlocks(), slots(gradView, l) - l.keptBlocks(), l.blockSize())
           .assign(0);
     }
-    return PackedBlockLinear.backward(x, kept(packed, l), l, dy, keptGrad, true);
+    return PackedBlockLinear.backward(
+        x, PackedBlockLinear.keptBlocks(packed, l), l, dy, keptGrad, true);
   }
 }

@@ -118,14 +118,9 @@ final class PackedProjections {
     int slots = slots(w, param);
     PackedStorage.checkRelayout(c.getLayerName(), now, to, slots);
     int i = WEIGHTS.indexOf(w);
-    int[] caps = new int[4];
     int[][] all = c.getProjectionLayouts();
-    for (int k = 0; k < 4; k++) {
-      caps[k] = c.projectionSlots(k); // the params keep their sizes: capacities become explicit
-    }
-    caps[i] = slots;
     all[i] = to.keptRowMajor();
-    c.setProjectionCapacities(caps);
+    c.setProjectionSlots(i, slots); // the params keep their sizes: capacities become explicit
     c.setProjectionLayouts(all);
   }
 

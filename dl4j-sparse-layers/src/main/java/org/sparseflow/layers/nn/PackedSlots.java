@@ -26,10 +26,6 @@ public final class PackedSlots {
         && a.packedProjections()
         && PackedProjections.WEIGHTS.contains(weightKey)) {
       int i = PackedProjections.WEIGHTS.indexOf(weightKey);
-      int[] caps = new int[4];
-      for (int k = 0; k < 4; k++) {
-        caps[k] = a.projectionSlots(k);
-      }
       PackedStorage.checkCapacity(
           a.getLayerName(),
           slots,
@@ -37,8 +33,7 @@ public final class PackedSlots {
           i == 3 ? a.getNOut() : a.getNIn(),
           a.getNOut(),
           SparseKernels.parsePattern("projectionPattern", a.getProjectionPattern()).getBlockSize());
-      caps[i] = slots;
-      a.setProjectionCapacities(caps);
+      a.setProjectionSlots(i, slots);
       return;
     }
     if (!(l instanceof MaskedLinearConf c) || !"W".equals(weightKey) || !c.packedStorage()) {

@@ -139,7 +139,7 @@ final class PackedStorage {
               + slots
               + " block slots; allowed: at most "
               + slots
-              + " (rebuild with more slots: PackedModels.withSlots)");
+              + " blocks (rebuild with more slots: PackedModels.withSlots)");
     }
   }
 

@@ -301,6 +301,16 @@ public final class PackedBlockLinear {
   }
 
   /**
+   * The kept blocks of packed values laid out as {@code layout} (a view of the first {@code
+   * layout.keptBlocks()} block slots), or the array itself when it has no spare slots after them.
+   */
+  public static INDArray keptBlocks(INDArray packed, PackedLayout layout) {
+    return packed.length() == layout.packedLength()
+        ? packed
+        : leadingBlocks(packed, layout.keptBlocks(), layout.blockSize());
+  }
+
+  /**
    * The first {@code blocks} block slots of the row-major packed matrix (a contiguous view): the
    * kept part of an array with spare capacity.
    */

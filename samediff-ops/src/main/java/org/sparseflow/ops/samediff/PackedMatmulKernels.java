@@ -83,18 +83,6 @@ final class PackedMatmulKernels {
   }
 
   /**
-   * The rows of {@code packed} that hold the layout's kept blocks: the whole array, or the leading
-   * rows of one with spare capacity (MST keeps a phase's largest block count allocated; the slots
-   * after the kept blocks are unused).
-   */
-  static INDArray keptPart(INDArray packed, PackedLayout layout) {
-    if (packed.length() == layout.packedLength()) {
-      return packed;
-    }
-    return PackedBlockLinear.leadingBlocks(packed, layout.keptBlocks(), layout.blockSize());
-  }
-
-  /**
    * out [..., k] as a 2-D view [n, k] writing through to out, or null when it has none (then the
    * result is computed apart and copied).
    */
@@ -111,7 +99,7 @@ final class PackedMatmulKernels {
   static void forward(
       INDArray x, INDArray packed, INDArray bias, PackedLayout layout, INDArray out) {
     INDArray out2 = view2d(out);
-    INDArray kept = keptPart(packed, layout);
+    INDArray kept = PackedBlockLinear.keptBlocks(packed, layout);
     if (out2 != null) {
       PackedBlockLinear.forwardInto(SparseMatmulKernels.as2d(x), kept, bias, layout, out2);
       return;
@@ -146,8 +134,8 @@ final class PackedMatmulKernels {
       int spare = (int) (dPacked.length() / ((long) b * b)) - layout.keptBlocks();
       PackedBlockLinear.blocks(dPacked, layout.keptBlocks(), spare, b).assign(0);
     }
-    packed = keptPart(packed, layout);
-    dPacked = keptPart(dPacked, layout);
+    packed = PackedBlockLinear.keptBlocks(packed, layout);
+    dPacked = PackedBlockLinear.keptBlocks(dPacked, layout);
     INDArray dx2 = view2d(dx);
     if (dx2 != null) {
       PackedBlockLinear.backwardInto(
