@@ -41,11 +41,18 @@ import picocli.CommandLine.Option;
 @Command(
     name = "graph-step",
     synopsisHeading = "usage: ",
-    description = "Training-step time of the gpt-mini ComputationGraph, dense and block-sparse.")
+    description =
+        "Training-step time of a reference GPT (gpt-mini or gpt-small), dense and block-sparse.")
 public final class GraphStepBenchmark {
 
   @Option(names = "--steps", paramLabel = "N", description = "timed steps (>= 5, 3 warm-up)")
   int steps = 20;
+
+  @Option(
+      names = "--size",
+      paramLabel = "gpt-mini|gpt-small",
+      description = "the GPT's size (default gpt-mini; gpt-small: 6 layers, d_model 256, 8 heads)")
+  String size = "gpt-mini";
 
   @Option(names = "--sparsity", paramLabel = "S", description = "block16 sparsity, in (0, 1)")
   double sparsity = 0.885;
@@ -122,6 +129,10 @@ public final class GraphStepBenchmark {
       throw new IllegalArgumentException(
           "--sparsity = " + sparsity + " is not allowed; allowed: (0, 1)");
     }
+    if (!size.equals("gpt-mini") && !size.equals("gpt-small")) {
+      throw new IllegalArgumentException(
+          "--size = " + size + " is not allowed; allowed: gpt-mini, gpt-small");
+    }
     if (!model.equals("graph") && !model.equals("samediff")) {
       throw new IllegalArgumentException(
           "--model = " + model + " is not allowed; allowed: graph, samediff");
@@ -152,6 +163,7 @@ public final class GraphStepBenchmark {
       double[][] t =
           model.equals("samediff")
               ? SameDiffStep.run(
+                  size,
                   v,
                   steps,
                   sparsity,
@@ -160,7 +172,7 @@ public final class GraphStepBenchmark {
                   profile = newProfile(),
                   SameDiffStep.fuse(fuse),
                   storage)
-              : run(v, steps, sparsity, attention, format);
+              : run(size, v, steps, sparsity, attention, format);
       double[] tail = Arrays.copyOfRange(t[0], 3, t[0].length);
       double[] cpuTail = Arrays.copyOfRange(t[1], 3, t[1].length);
       Arrays.sort(tail);
@@ -233,7 +245,14 @@ public final class GraphStepBenchmark {
   static double[][] run(
       String variant, int steps, double sparsity, String attention, RNNFormat format)
       throws Exception {
-    StepTimes.GptMiniData data = StepTimes.GptMiniData.bundled();
+    return run("gpt-mini", variant, steps, sparsity, attention, format);
+  }
+
+  /** As {@link #run(String, int, double, String, RNNFormat)} for GPT {@code size}. */
+  static double[][] run(
+      String size, String variant, int steps, double sparsity, String attention, RNNFormat format)
+      throws Exception {
+    StepTimes.GptData data = StepTimes.GptData.bundled(size);
     GptConfig c = data.gpt();
     boolean dense = variant.equals("dense");
     ComputationGraph net =

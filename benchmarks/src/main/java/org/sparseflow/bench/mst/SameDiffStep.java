@@ -84,7 +84,7 @@ final class SameDiffStep {
 
   /** Dense or block16 with layouts read per call, no profile, the default fuse section. */
   static double[][] run(String variant, int steps, double sparsity, String attention) {
-    return run(variant, steps, sparsity, attention, false, null, null, "masked");
+    return run("gpt-mini", variant, steps, sparsity, attention, false, null, null, "masked");
   }
 
   /**
@@ -96,6 +96,7 @@ final class SameDiffStep {
    * masked or packed.
    */
   static double[][] run(
+      String size,
       String variant,
       int steps,
       double sparsity,
@@ -104,7 +105,7 @@ final class SameDiffStep {
       OpProfile profile,
       FuseSettings fuse,
       String storage) {
-    StepTimes.GptMiniData data = StepTimes.GptMiniData.bundled();
+    StepTimes.GptData data = StepTimes.GptData.bundled(size);
     GptConfig c = data.gpt();
     SameDiff sd = SameDiffGpt.build(c, 1e-3);
     if (!variant.equals("dense")) {

@@ -10,24 +10,28 @@ import org.sparseflow.examples.data.TokenSplit;
 import org.sparseflow.examples.gpt.GptConfig;
 
 /**
- * What the {@code graph-step} runs share: gpt-mini on the bundled corpus's training split, and the
- * per-step wall, process-CPU and thread-CPU times of a run of training steps.
+ * What the {@code graph-step} runs share: a reference GPT (gpt-mini by default) on the bundled
+ * corpus's training split, and the per-step wall, process-CPU and thread-CPU times of a run of
+ * training steps.
  */
 final class StepTimes {
   private StepTimes() {}
 
-  /** gpt-mini for the bundled corpus's vocabulary, and batches of its training split. */
-  record GptMiniData(GptConfig gpt, BatchSampler sampler) {
-    static GptMiniData bundled() {
+  /**
+   * A reference GPT ({@code size}: gpt-mini or gpt-small, {@link GptConfig#named}) for the bundled
+   * corpus's vocabulary, and batches of its training split.
+   */
+  record GptData(GptConfig gpt, BatchSampler sampler) {
+    static GptData bundled(String size) {
       Corpus corpus = Corpus.bundled();
       CharTokenizer tok = CharTokenizer.fit(corpus.text());
       TokenSplit split =
           TokenSplit.of(
               tok.encode(corpus.text()), TokenSplit.DEFAULT_TRAIN_FRACTION, MstVariants.CONTEXT);
-      GptConfig c = MstVariants.gptMini(tok.vocabSize());
+      GptConfig c = GptConfig.named(size, tok.vocabSize(), MstVariants.CONTEXT, MstVariants.SEED);
       BatchSampler sampler =
           new BatchSampler(split.train(), MstVariants.BATCH, c.context(), MstVariants.SEED);
-      return new GptMiniData(c, sampler);
+      return new GptData(c, sampler);
     }
   }
 

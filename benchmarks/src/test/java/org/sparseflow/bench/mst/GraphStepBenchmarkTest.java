@@ -46,6 +46,13 @@ class GraphStepBenchmarkTest {
         assertThrows(
             IllegalArgumentException.class, () -> GraphStepBenchmark.main(new String[] {"--fast"}));
     assertTrue(e.getMessage().contains("--fast"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> GraphStepBenchmark.main(new String[] {"--size", "gpt-huge"}));
+    assertTrue(
+        e.getMessage().contains("--size = gpt-huge") && e.getMessage().contains("gpt-small"),
+        e.getMessage());
   }
 
   @Test
@@ -76,7 +83,8 @@ class GraphStepBenchmarkTest {
 
   @Test
   void packedStorageRunsAndRefusesCachedLayouts() {
-    double[][] t = SameDiffStep.run("block16", 3, 0.875, "local:16", false, null, null, "packed");
+    double[][] t =
+        SameDiffStep.run("gpt-mini", "block16", 3, 0.875, "local:16", false, null, null, "packed");
     assertEquals(3, t[0].length);
     for (double m : t[0]) {
       assertTrue(m > 0 && Double.isFinite(m), "step time " + m);
