@@ -129,10 +129,7 @@ public final class GraphStepBenchmark {
       throw new IllegalArgumentException(
           "--sparsity = " + sparsity + " is not allowed; allowed: (0, 1)");
     }
-    if (!size.equals("gpt-mini") && !size.equals("gpt-small")) {
-      throw new IllegalArgumentException(
-          "--size = " + size + " is not allowed; allowed: gpt-mini, gpt-small");
-    }
+    MstVariants.checkSize(size);
     if (!model.equals("graph") && !model.equals("samediff")) {
       throw new IllegalArgumentException(
           "--model = " + model + " is not allowed; allowed: graph, samediff");

@@ -183,10 +183,7 @@ public final class MstBenchmark {
     if (steps < 10) {
       throw new IllegalArgumentException("steps = " + steps + " is too small; allowed: >= 10");
     }
-    if (!size.equals("gpt-mini") && !size.equals("gpt-small")) {
-      throw new IllegalArgumentException(
-          "--size = " + size + " is not allowed; allowed: gpt-mini, gpt-small");
-    }
+    MstVariants.checkSize(size);
     if (!model.equals("samediff") && !model.equals("samediff-sparse") && !graph()) {
       throw new IllegalArgumentException(
           "--model = "

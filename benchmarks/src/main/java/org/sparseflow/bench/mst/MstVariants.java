@@ -32,9 +32,12 @@ final class MstVariants {
 
   private MstVariants() {}
 
-  /** gpt-mini (examples' {@link GptConfig#gptMini}) for a vocabulary. */
-  static GptConfig gptMini(int vocab) {
-    return GptConfig.gptMini(vocab, CONTEXT, SEED);
+  /** Checks the {@code --size} option of the MST suites: gpt-mini or gpt-small. */
+  static void checkSize(String size) {
+    if (!"gpt-mini".equals(size) && !"gpt-small".equals(size)) {
+      throw new IllegalArgumentException(
+          "--size = " + size + " is not allowed; allowed: gpt-mini, gpt-small");
+    }
   }
 
   /**
